@@ -1,0 +1,11 @@
+module github.com/quorumlock/quorumlock
+
+go 1.25.0
+
+require (
+	github.com/gomodule/redigo v1.9.3
+	github.com/hashicorp/go-multierror v1.1.1
+	go.uber.org/goleak v1.3.0
+)
+
+require github.com/hashicorp/errwrap v1.0.0 // indirect

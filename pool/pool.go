@@ -1,0 +1,202 @@
+package pool
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// Config configures one Redis master. Only Addr is required; every other
+// zero value means the default documented on the field.
+type Config struct {
+	// Addr is the master's "host:port".
+	Addr string
+	// Username and Password authenticate (AUTH) each new connection; an
+	// empty Password sends no AUTH, an empty Username uses Redis's default
+	// user.
+	Username string
+	Password string
+	// DB is the database SELECTed on each new connection; 0 selects nothing.
+	DB int
+	// TLS, when non-nil, dials with TLS using this configuration.
+	TLS *tls.Config
+
+	// DialTimeout bounds connecting (and AUTH/SELECT); 0 means 5s. The
+	// caller's context can only shorten it.
+	DialTimeout time.Duration
+	// ReadTimeout and WriteTimeout bound each command's read and write; 0
+	// means no bound beyond the caller's context, which is how quorumlock
+	// uses them (the per-node timeout arrives as a context deadline).
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+
+	// MaxIdle is the number of idle connections kept; 0 means 64.
+	MaxIdle int
+	// MaxActive caps open connections; 0 means no cap. At the cap, callers
+	// wait for a free connection until their context ends.
+	MaxActive int
+	// IdleTimeout closes connections idle for longer; 0 means 5 minutes.
+	IdleTimeout time.Duration
+	// HealthCheckAfter makes the pool PING a connection that has been idle
+	// for longer than this before handing it out (bounded by the caller's
+	// context); 0 means 10 seconds, a negative value turns the check off.
+	HealthCheckAfter time.Duration
+}
+
+// Defaults applied to zero Config fields.
+const (
+	DefaultDialTimeout      = 5 * time.Second
+	DefaultMaxIdle          = 64
+	DefaultIdleTimeout      = 5 * time.Minute
+	DefaultHealthCheckAfter = 10 * time.Second
+)
+
+// Node is one Redis master. It is safe for concurrent use.
+type Node struct {
+	addr string
+	pool *redis.Pool
+}
+
+// Stats counts a Node's connections.
+type Stats struct {
+	// Active is the number of open connections, in use or idle.
+	Active int
+	// Idle is the number of idle connections.
+	Idle int
+}
+
+// ErrNoAddr is the error of every call on a Node made without an address.
+var ErrNoAddr = errors.New("pool: no address")
+
+// New returns a Node for cfg. It does not connect: the first call does.
+func New(cfg Config) *Node {
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = DefaultDialTimeout
+	}
+	if cfg.MaxIdle <= 0 {
+		cfg.MaxIdle = DefaultMaxIdle
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.HealthCheckAfter == 0 {
+		cfg.HealthCheckAfter = DefaultHealthCheckAfter
+	}
+	n := &Node{addr: cfg.Addr}
+	n.pool = &redis.Pool{
+		DialContext: func(ctx context.Context) (redis.Conn, error) { return dial(ctx, cfg) },
+		MaxIdle:     cfg.MaxIdle,
+		MaxActive:   cfg.MaxActive,
+		IdleTimeout: cfg.IdleTimeout,
+		Wait:        true,
+	}
+	if cfg.HealthCheckAfter > 0 {
+		n.pool.TestOnBorrowContext = func(ctx context.Context, c redis.Conn, lastUsed time.Time) error {
+			if time.Since(lastUsed) < cfg.HealthCheckAfter {
+				return nil
+			}
+			_, err := redis.DoContext(c, ctx, "PING")
+			return err
+		}
+	}
+	return n
+}
+
+func dial(ctx context.Context, cfg Config) (redis.Conn, error) {
+	if cfg.Addr == "" {
+		return nil, ErrNoAddr
+	}
+	opts := []redis.DialOption{
+		redis.DialConnectTimeout(cfg.DialTimeout),
+		redis.DialReadTimeout(cfg.ReadTimeout),
+		redis.DialWriteTimeout(cfg.WriteTimeout),
+		redis.DialDatabase(cfg.DB),
+	}
+	if cfg.Password != "" {
+		opts = append(opts, redis.DialPassword(cfg.Password), redis.DialUsername(cfg.Username))
+	}
+	if cfg.TLS != nil {
+		opts = append(opts, redis.DialUseTLS(true), redis.DialTLSConfig(cfg.TLS))
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer cancel()
+	return redis.DialContext(ctx, "tcp", cfg.Addr, opts...)
+}
+
+// Addr returns the master's address as configured.
+func (n *Node) Addr() string { return n.addr }
+
+// Do sends one command and returns its reply, converted as redigo does:
+// integers as int64, bulk strings as []byte, nil for a nil reply, and a
+// Redis error reply as a redis.Error value in err. The call ends when ctx
+// ends; a connection whose command was cut short is closed, not reused.
+func (n *Node) Do(ctx context.Context, cmd string, args ...any) (any, error) {
+	c, err := n.pool.GetContext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("pool: %s: %w", n.addr, err)
+	}
+	defer c.Close()
+	reply, err := redis.DoContext(c, ctx, cmd, args...)
+	return reply, n.wrap(ctx, err)
+}
+
+// Eval runs a Lua script by its SHA1 hex digest (EVALSHA) and falls back to
+// sending its source (EVAL, which also caches it on the server) when the
+// server does not know it yet, as after a restart or SCRIPT FLUSH.
+func (n *Node) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
+	c, err := n.pool.GetContext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("pool: %s: %w", n.addr, err)
+	}
+	defer c.Close()
+	cmdArgs := make([]any, 0, 2+len(keys)+len(args))
+	cmdArgs = append(cmdArgs, hash, len(keys))
+	for _, k := range keys {
+		cmdArgs = append(cmdArgs, k)
+	}
+	cmdArgs = append(cmdArgs, args...)
+	reply, err := redis.DoContext(c, ctx, "EVALSHA", cmdArgs...)
+	if isNoScript(err) {
+		cmdArgs[0] = src
+		reply, err = redis.DoContext(c, ctx, "EVAL", cmdArgs...)
+	}
+	return reply, n.wrap(ctx, err)
+}
+
+func isNoScript(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && strings.HasPrefix(string(rerr), "NOSCRIPT")
+}
+
+// wrap keeps Redis error replies as they are (so that callers can match
+// redis.Error) and prefixes transport errors with the node's address. A
+// call cut short by its context's deadline (redigo turns the deadline into
+// a read timeout) also matches ctx.Err().
+func (n *Node) wrap(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		return rerr
+	}
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("pool: %s: %w: %w", n.addr, cerr, err)
+	}
+	return fmt.Errorf("pool: %s: %w", n.addr, err)
+}
+
+// Stats returns the connection counts.
+func (n *Node) Stats() Stats {
+	s := n.pool.Stats()
+	return Stats{Active: s.ActiveCount, Idle: s.IdleCount}
+}
+
+// Close closes the idle connections and makes later calls fail; connections
+// in use are closed when their calls end.
+func (n *Node) Close() error { return n.pool.Close() }

@@ -1,0 +1,164 @@
+package redlock
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/quorumlock/quorumlock/clock"
+)
+
+// Config configures a Locker. The zero value is ready to use: every zero
+// field means the default documented on it.
+type Config struct {
+	// Quorum is how many masters must grant a lock; 0 means len(nodes)/2+1.
+	// Anything from len(nodes)/2+1 to len(nodes) is allowed: a smaller
+	// quorum would let two clients hold the same lock.
+	Quorum int
+	// DriftFactor is the share of the TTL set aside for clock drift between
+	// the client and the masters; 0 means DefaultDriftFactor. It must lie in
+	// [0, 1). A fixed clock.MinDrift (2ms) is always added.
+	DriftFactor float64
+	// NodeTimeout bounds each call to one master; 0 means DefaultNodeTimeout.
+	// Keep it small against the TTL: a TTL must exceed it.
+	NodeTimeout time.Duration
+	// Retry spaces the attempts of Locker.Lock; nil means DefaultRetry.
+	Retry RetryStrategy
+	// Clock measures elapsed time for validity; nil means clock.Real.
+	Clock clock.Clock
+}
+
+// Defaults for zero Config fields.
+const (
+	DefaultDriftFactor = 0.01
+	DefaultNodeTimeout = 50 * time.Millisecond
+)
+
+// DefaultRetry is the retry strategy of a Config without one.
+var DefaultRetry RetryStrategy = ExponentialBackoff{}
+
+// RetryStrategy says how long Locker.Lock waits before its next attempt.
+// Implementations must be safe for concurrent use.
+type RetryStrategy interface {
+	// Backoff returns the wait before retry number attempt (1 for the
+	// first retry).
+	Backoff(attempt int) time.Duration
+}
+
+// RetryFunc adapts a function to RetryStrategy.
+type RetryFunc func(attempt int) time.Duration
+
+// Backoff calls f.
+func (f RetryFunc) Backoff(attempt int) time.Duration { return f(attempt) }
+
+// ExponentialBackoff waits a random time in [0, ceiling) before each retry
+// ("full jitter"), where the ceiling starts at Base and doubles with every
+// retry up to Max. Randomness spreads competing clients apart, which is what
+// breaks split votes.
+type ExponentialBackoff struct {
+	// Base is the first retry's ceiling; 0 means 4ms.
+	Base time.Duration
+	// Max caps the ceiling; 0 means 256ms.
+	Max time.Duration
+}
+
+// Backoff returns a jittered wait for retry number attempt.
+func (b ExponentialBackoff) Backoff(attempt int) time.Duration {
+	return fullJitter(b.ceiling(attempt), rand.Float64())
+}
+
+// ceiling is min(Max, Base*2^(attempt-1)).
+func (b ExponentialBackoff) ceiling(attempt int) time.Duration {
+	base, limit := b.Base, b.Max
+	if base <= 0 {
+		base = 4 * time.Millisecond
+	}
+	if limit <= 0 {
+		limit = 256 * time.Millisecond
+	}
+	if attempt < 1 {
+		attempt = 1
+	}
+	c := float64(base) * math.Pow(2, float64(attempt-1))
+	if c > float64(limit) {
+		return limit
+	}
+	return time.Duration(c)
+}
+
+// fullJitter maps r in [0, 1) to a wait in [0, ceiling).
+func fullJitter(ceiling time.Duration, r float64) time.Duration {
+	return time.Duration(r * float64(ceiling))
+}
+
+// ErrInvalid is matched (errors.Is) by every error about bad input: a bad
+// Config or node list, an empty key, a TTL that leaves no validity, a nil
+// context. Such calls send nothing to Redis.
+var ErrInvalid = errors.New("redlock: invalid argument")
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// settings is a validated Config with defaults applied.
+type settings struct {
+	quorum      int
+	driftFactor float64
+	nodeTimeout time.Duration
+	retry       RetryStrategy
+	clock       clock.Clock
+}
+
+func (c Config) settings(n int) (settings, error) {
+	s := settings{
+		quorum:      c.Quorum,
+		driftFactor: c.DriftFactor,
+		nodeTimeout: c.NodeTimeout,
+		retry:       c.Retry,
+		clock:       c.Clock,
+	}
+	if s.quorum == 0 {
+		s.quorum = n/2 + 1
+	}
+	if s.quorum <= n/2 || s.quorum > n {
+		return s, invalid("quorum %d of %d nodes: it must be between %d and %d", c.Quorum, n, n/2+1, n)
+	}
+	if math.IsNaN(s.driftFactor) || s.driftFactor < 0 || s.driftFactor >= 1 {
+		return s, invalid("drift factor %v outside [0, 1)", c.DriftFactor)
+	}
+	if s.driftFactor == 0 {
+		s.driftFactor = DefaultDriftFactor
+	}
+	if s.nodeTimeout < 0 {
+		return s, invalid("negative node timeout %v", c.NodeTimeout)
+	}
+	if s.nodeTimeout == 0 {
+		s.nodeTimeout = DefaultNodeTimeout
+	}
+	if s.retry == nil {
+		s.retry = DefaultRetry
+	}
+	if s.clock == nil {
+		s.clock = clock.Real
+	}
+	return s, nil
+}
+
+// checkTTL rejects a TTL that cannot give a lock any validity.
+func (s settings) checkTTL(ttl time.Duration) error {
+	if ttl <= 0 {
+		return invalid("ttl %v must be positive", ttl)
+	}
+	if ttl < time.Millisecond {
+		return invalid("ttl %v is below Redis's 1ms resolution", ttl)
+	}
+	if drift := clock.Drift(ttl, s.driftFactor); ttl <= drift {
+		return invalid("ttl %v leaves no validity after the drift allowance %v", ttl, drift)
+	}
+	if ttl <= s.nodeTimeout {
+		return invalid("ttl %v must exceed the node timeout %v", ttl, s.nodeTimeout)
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package redlock
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+var (
+	// ErrNotAcquired is matched (errors.Is) by every failed acquisition:
+	// the lock is held by someone else, or too few masters answered, or the
+	// quorum came too late, or the context ended first.
+	ErrNotAcquired = errors.New("redlock: not acquired")
+	// ErrLockLost is matched by a failed Extend or Unlock: no quorum holds
+	// our token any more (it expired, or someone else holds the lock), too
+	// few masters answered, or the lock's validity had already passed.
+	ErrLockLost = errors.New("redlock: lock lost")
+)
+
+// QuorumError describes an operation that did not reach its quorum (or
+// reached it too late). Use errors.As to get it; errors.Is matches
+// ErrNotAcquired (for Op "lock") or ErrLockLost (for "extend" and
+// "unlock"), the context's error when the context ended first, and each
+// failed master's error.
+type QuorumError struct {
+	Op  string // "lock", "extend" or "unlock"
+	Key string
+	// Nodes is the number of masters and Quorum the number needed.
+	Nodes, Quorum int
+	// Granted, Refused and Failed count the masters that said yes, said
+	// no (the key held another token, or was gone), or failed (an error
+	// reply, a network error, no answer within the node timeout). Pending
+	// masters had not answered when the outcome was decided.
+	Granted, Refused, Failed, Pending int
+	// Late is set when a quorum granted, but only after the validity was
+	// used up.
+	Late bool
+	// Cause is the context's error when the context ended first.
+	Cause error
+	// NodeErrors holds each failed master's error (a *multierror.Error of
+	// *quorum.NodeError, each naming the master's address), or nil.
+	NodeErrors error
+}
+
+func (e *QuorumError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "redlock: %s %q: %d of %d granted, %d refused, %d failed", e.Op, e.Key, e.Granted, e.Nodes, e.Refused, e.Failed)
+	if e.Pending > 0 {
+		fmt.Fprintf(&b, ", %d pending", e.Pending)
+	}
+	fmt.Fprintf(&b, " (quorum %d)", e.Quorum)
+	if e.Late {
+		b.WriteString(": quorum reached after the validity was used up")
+	}
+	if e.Cause != nil {
+		fmt.Fprintf(&b, ": %v", e.Cause)
+	}
+	if e.NodeErrors != nil {
+		fmt.Fprintf(&b, ": %v", e.NodeErrors)
+	}
+	return b.String()
+}
+
+// Unwrap returns the operation's sentinel, Cause and NodeErrors.
+func (e *QuorumError) Unwrap() []error {
+	errs := []error{ErrLockLost}
+	if e.Op == opLock {
+		errs[0] = ErrNotAcquired
+	}
+	if e.Cause != nil {
+		errs = append(errs, e.Cause)
+	}
+	if e.NodeErrors != nil {
+		errs = append(errs, e.NodeErrors)
+	}
+	return errs
+}
+
+const (
+	opLock   = "lock"
+	opExtend = "extend"
+	opUnlock = "unlock"
+)

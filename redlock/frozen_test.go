@@ -1,0 +1,109 @@
+package redlock_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// processWaiter is the goroutine that reaps a redis-server test process.
+var processWaiter = goleak.IgnoreAnyFunction("github.com/quorumlock/quorumlock/internal/redisproc.(*Server).Start.func1")
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// inflight wraps a node and tells whether a call is in progress on it.
+type inflight struct {
+	redlock.Node
+	n atomic.Int32
+}
+
+func (f *inflight) Do(ctx context.Context, cmd string, args ...any) (any, error) {
+	f.n.Add(1)
+	defer f.n.Add(-1)
+	return f.Node.Do(ctx, cmd, args...)
+}
+
+func (f *inflight) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
+	f.n.Add(1)
+	defer f.n.Add(-1)
+	return f.Node.Eval(ctx, hash, src, keys, args...)
+}
+
+// c, on real masters: with one of five SIGSTOPped, TryLock and Unlock
+// return while the frozen node's call is still in flight, that is, without
+// waiting for the node timeout.
+func TestFrozenNodeDoesNotDelay(t *testing.T) {
+	servers, nodes := cluster(t, 5)
+	wrapped := make([]*inflight, len(nodes))
+	for i, n := range nodes {
+		wrapped[i] = &inflight{Node: n}
+	}
+	l := newLocker(t, asNodes(wrapped), redlock.Config{NodeTimeout: 30 * time.Second})
+	if err := servers[4].Pause(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { servers[4].Resume() })
+	for i := range 3 {
+		lk, err := l.TryLock(t.Context(), fmt.Sprint("k", i), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wrapped[4].n.Load() == 0 {
+			t.Fatal("TryLock waited for the frozen node")
+		}
+		if err := lk.Unlock(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if wrapped[4].n.Load() == 0 {
+			t.Fatal("Unlock waited for the frozen node")
+		}
+	}
+	servers[4].Resume()
+	await(t, "the frozen node's calls to finish after resume", func() bool { return wrapped[4].n.Load() == 0 })
+	for i := range 3 { // the deletes landed on the resumed node as well
+		awaitValues(t, nodes, fmt.Sprint("k", i), repeat("", 5)...)
+	}
+}
+
+// j: lock/unlock cycles with a frozen node leave no goroutine behind once
+// the node timeout has passed.
+func TestNoGoroutineLeakWithFrozenNode(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), processWaiter)
+	servers, nodes := cluster(t, 3)
+	l := newLocker(t, asNodes(nodes), redlock.Config{NodeTimeout: 50 * time.Millisecond})
+	if err := servers[2].Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer servers[2].Resume()
+	for i := range 20 {
+		lk, err := l.TryLock(t.Context(), fmt.Sprint("k", i), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := lk.Unlock(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Lock with a context that ends while the lock is held elsewhere.
+	held, err := l.TryLock(t.Context(), "held", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := l.Lock(ctx, "held", time.Second); err == nil {
+		t.Fatal("Lock of a held key succeeded")
+	}
+	held.Unlock(t.Context())
+	for _, n := range nodes {
+		n.Close()
+	}
+}

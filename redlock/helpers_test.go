@@ -1,0 +1,248 @@
+package redlock_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/quorumlock/quorumlock/internal/redisproc"
+	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/pool"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// cluster starts n real masters and returns them with a pool.Node for each.
+func cluster(t *testing.T, n int) ([]*redisproc.Server, []*pool.Node) {
+	t.Helper()
+	servers := redistest.Start(t, n, redisproc.Options{})
+	nodes := make([]*pool.Node, n)
+	for i, s := range servers {
+		nodes[i] = pool.New(pool.Config{Addr: s.Addr()})
+		t.Cleanup(func() { nodes[i].Close() })
+	}
+	return servers, nodes
+}
+
+func asNodes[N redlock.Node](nodes []N) []redlock.Node {
+	out := make([]redlock.Node, len(nodes))
+	for i, n := range nodes {
+		out[i] = n
+	}
+	return out
+}
+
+// newLocker makes a Locker; a zero NodeTimeout becomes a generous one, so
+// that a loaded test machine does not turn into node failures in tests that
+// are not about timeouts.
+func newLocker(t *testing.T, nodes []redlock.Node, cfg redlock.Config) *redlock.Locker {
+	t.Helper()
+	if cfg.NodeTimeout == 0 {
+		cfg.NodeTimeout = 2 * time.Second
+	}
+	l, err := redlock.New(nodes, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// get reads key on a node directly ("" when absent).
+func get(t *testing.T, n *pool.Node, key string) string {
+	t.Helper()
+	v, err := redis.String(n.Do(context.Background(), "GET", key))
+	if err == redis.ErrNil {
+		return ""
+	}
+	if err != nil {
+		t.Fatalf("GET %s on %s: %v", key, n.Addr(), err)
+	}
+	return v
+}
+
+// values reads key on every node.
+func values(t *testing.T, nodes []*pool.Node, key string) []string {
+	t.Helper()
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = get(t, n, key)
+	}
+	return out
+}
+
+// await polls cond until it holds, failing the test after a generous
+// deadline. Calls return at the quorum, so the other nodes' commands may
+// still be landing: tests that look at every node await their state.
+func await(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out awaiting: %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// awaitValues awaits key's value on every node to be want.
+func awaitValues(t *testing.T, nodes []*pool.Node, key string, want ...string) {
+	t.Helper()
+	var got []string
+	await(t, fmt.Sprintf("%s = %q on every node", key, want), func() bool {
+		got = values(t, nodes, key)
+		return fmt.Sprint(got) == fmt.Sprint(want)
+	})
+}
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+// spy wraps a node and counts the calls that reach it, recording the tokens
+// of the SETs it forwards.
+type spy struct {
+	redlock.Node
+	calls  atomic.Int64
+	mu     sync.Mutex
+	tokens []string
+	// beforeSet, if set, runs before each SET is forwarded.
+	beforeSet func()
+}
+
+func (s *spy) Do(ctx context.Context, cmd string, args ...any) (any, error) {
+	s.calls.Add(1)
+	if cmd == "SET" {
+		s.mu.Lock()
+		s.tokens = append(s.tokens, args[1].(string))
+		s.mu.Unlock()
+		if s.beforeSet != nil {
+			s.beforeSet()
+		}
+	}
+	return s.Node.Do(ctx, cmd, args...)
+}
+
+func (s *spy) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
+	s.calls.Add(1)
+	return s.Node.Eval(ctx, hash, src, keys, args...)
+}
+
+func (s *spy) setTokens() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.tokens...)
+}
+
+func spies(nodes []*pool.Node) []*spy {
+	out := make([]*spy, len(nodes))
+	for i, n := range nodes {
+		out[i] = &spy{Node: n}
+	}
+	return out
+}
+
+// fake is an in-memory master for tests under testing/synctest: it knows SET
+// NX PX and the release and extend scripts, answers after delay (never, for
+// a negative delay, until the call's context ends), and expires keys on the
+// bubble's fake clock.
+type fake struct {
+	addr  string
+	delay time.Duration
+	err   error // answered instead of executing, when set
+
+	mu   sync.Mutex
+	keys map[string]entry
+	sent atomic.Int64
+}
+
+type entry struct {
+	value    string
+	expireAt time.Time
+}
+
+func newFakes(delays ...time.Duration) []*fake {
+	out := make([]*fake, len(delays))
+	for i, d := range delays {
+		out[i] = &fake{addr: fmt.Sprintf("fake-%d", i), delay: d, keys: map[string]entry{}}
+	}
+	return out
+}
+
+func (f *fake) Addr() string { return f.addr }
+
+func (f *fake) wait(ctx context.Context) error {
+	f.sent.Add(1)
+	if f.delay < 0 {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	select {
+	case <-time.After(f.delay):
+		return f.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f *fake) live(key string) (entry, bool) {
+	e, ok := f.keys[key]
+	if ok && !time.Now().Before(e.expireAt) {
+		delete(f.keys, key)
+		return entry{}, false
+	}
+	return e, ok
+}
+
+func (f *fake) Do(ctx context.Context, cmd string, args ...any) (any, error) {
+	if err := f.wait(ctx); err != nil {
+		return nil, err
+	}
+	if cmd != "SET" || len(args) != 5 {
+		return nil, fmt.Errorf("fake: unsupported %s %v", cmd, args)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := args[0].(string)
+	if _, ok := f.live(key); ok {
+		return nil, nil
+	}
+	f.keys[key] = entry{args[1].(string), time.Now().Add(time.Duration(args[4].(int64)) * time.Millisecond)}
+	return "OK", nil
+}
+
+func (f *fake) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
+	if err := f.wait(ctx); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e, ok := f.live(keys[0])
+	if !ok || e.value != args[0].(string) {
+		return int64(0), nil
+	}
+	switch {
+	case strings.Contains(src, "'DEL'"):
+		delete(f.keys, keys[0])
+	case strings.Contains(src, "'PEXPIRE'"):
+		e.expireAt = time.Now().Add(time.Duration(args[1].(int64)) * time.Millisecond)
+		f.keys[keys[0]] = e
+	default:
+		return nil, fmt.Errorf("fake: unknown script")
+	}
+	return int64(1), nil
+}
+
+func (f *fake) value(key string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e, _ := f.live(key)
+	return e.value
+}

@@ -1,0 +1,83 @@
+package redlock_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/pool"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// h: bad input gets a clear error matching ErrInvalid and sends nothing.
+func TestBadInput(t *testing.T) {
+	_, nodes := cluster(t, 3)
+	sp := spies(nodes)
+	good := asNodes(sp)
+	var nilPool *pool.Node
+	dup := append(asNodes(sp[:2]), &spy{Node: nodes[0]})
+
+	for _, tt := range []struct {
+		name  string
+		nodes []redlock.Node
+		cfg   redlock.Config
+	}{
+		{"no nodes", nil, redlock.Config{}},
+		{"nil node", []redlock.Node{sp[0], nil, sp[2]}, redlock.Config{}},
+		{"typed nil node", []redlock.Node{sp[0], nilPool, sp[2]}, redlock.Config{}},
+		{"duplicate address", dup, redlock.Config{}},
+		{"quorum of half", good, redlock.Config{Quorum: 1}},
+		{"quorum above N", good, redlock.Config{Quorum: 4}},
+		{"negative quorum", good, redlock.Config{Quorum: -1}},
+		{"negative drift factor", good, redlock.Config{DriftFactor: -0.1}},
+		{"drift factor 1", good, redlock.Config{DriftFactor: 1}},
+		{"drift factor NaN", good, redlock.Config{DriftFactor: math.NaN()}},
+		{"negative node timeout", good, redlock.Config{NodeTimeout: -time.Second}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := redlock.New(tt.nodes, tt.cfg); !errors.Is(err, redlock.ErrInvalid) {
+				t.Fatalf("New = %v, want ErrInvalid", err)
+			}
+		})
+	}
+	for _, q := range []int{2, 3} {
+		if _, err := redlock.New(good, redlock.Config{Quorum: q}); err != nil {
+			t.Fatalf("quorum %d of 3 rejected: %v", q, err)
+		}
+	}
+
+	l := newLocker(t, good, redlock.Config{})
+	held, err := l.TryLock(t.Context(), "held", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := totalCalls(sp)
+	var nilCtx context.Context
+	calls := []struct {
+		name string
+		call func() error
+	}{
+		{"empty key", func() error { _, err := l.TryLock(t.Context(), "", time.Second); return err }},
+		{"empty key, Lock", func() error { _, err := l.Lock(t.Context(), "", time.Second); return err }},
+		{"zero ttl", func() error { _, err := l.TryLock(t.Context(), "k", 0); return err }},
+		{"negative ttl", func() error { _, err := l.Lock(t.Context(), "k", -time.Second); return err }},
+		{"ttl below 1ms", func() error { _, err := l.TryLock(t.Context(), "k", time.Microsecond); return err }},
+		{"ttl within drift", func() error { _, err := l.TryLock(t.Context(), "k", 2*time.Millisecond); return err }},
+		{"ttl within node timeout", func() error { _, err := l.TryLock(t.Context(), "k", 40*time.Millisecond); return err }},
+		{"nil ctx", func() error { _, err := l.TryLock(nilCtx, "k", time.Second); return err }},
+		{"nil ctx, Lock", func() error { _, err := l.Lock(nilCtx, "k", time.Second); return err }},
+		{"Extend nil ctx", func() error { return held.Extend(nilCtx, time.Second) }},
+		{"Extend zero ttl", func() error { return held.Extend(t.Context(), 0) }},
+		{"Unlock nil ctx", func() error { return held.Unlock(nilCtx) }},
+	}
+	for _, c := range calls {
+		if err := c.call(); !errors.Is(err, redlock.ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", c.name, err)
+		}
+	}
+	if got := totalCalls(sp) - before; got != 0 {
+		t.Fatalf("bad input sent %d commands to Redis", got)
+	}
+}
