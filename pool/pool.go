@@ -58,8 +58,9 @@ const (
 
 // Node is one Redis master. It is safe for concurrent use.
 type Node struct {
-	addr string
-	pool *redis.Pool
+	addr   string
+	pool   *redis.Pool
+	notify notifier // the pub/sub side, see notify.go
 }
 
 // Stats counts a Node's connections.
@@ -185,7 +186,13 @@ func (n *Node) wrap(ctx context.Context, err error) error {
 	if errors.As(err, &rerr) {
 		return rerr
 	}
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+	cerr := ctx.Err()
+	if dl, ok := ctx.Deadline(); ok && cerr == nil && !time.Now().Before(dl) {
+		// redigo's read deadline is the context's deadline, and it can
+		// fire before the context's own timer has marked it done.
+		cerr = context.DeadlineExceeded
+	}
+	if cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("pool: %s: %w: %w", n.addr, cerr, err)
 	}
 	return fmt.Errorf("pool: %s: %w", n.addr, err)
@@ -199,4 +206,7 @@ func (n *Node) Stats() Stats {
 
 // Close closes the idle connections and makes later calls fail; connections
 // in use are closed when their calls end.
-func (n *Node) Close() error { return n.pool.Close() }
+func (n *Node) Close() error {
+	n.notify.close() // the pub/sub connection and its goroutines
+	return n.pool.Close()
+}

@@ -28,12 +28,27 @@ type Config struct {
 	Retry RetryStrategy
 	// Clock measures elapsed time for validity; nil means clock.Real.
 	Clock clock.Clock
+
+	// Fencing makes every lock carry a fencing token (Lock.Fence) that
+	// increases strictly from one holder of a key to the next. It costs a
+	// script instead of a plain SET per master and one more round trip to
+	// the granting quorum, and keeps a counter key per lock key.
+	Fencing bool
+	// AutoRenew keeps every lock from Lock and TryLock renewed (extended by
+	// its TTL) until Unlock or until it is lost; Locker.Do always renews.
+	AutoRenew bool
+	// RenewFraction is how far into the TTL a renewal happens; 0 means
+	// DefaultRenewFraction. It must lie in (0, 1).
+	RenewFraction float64
 }
 
 // Defaults for zero Config fields.
 const (
 	DefaultDriftFactor = 0.01
 	DefaultNodeTimeout = 50 * time.Millisecond
+	// DefaultRenewFraction renews a lock a third of the way into its TTL,
+	// which leaves two more chances before it would expire.
+	DefaultRenewFraction = 1.0 / 3
 )
 
 // DefaultRetry is the retry strategy of a Config without one.
@@ -109,6 +124,10 @@ type settings struct {
 	nodeTimeout time.Duration
 	retry       RetryStrategy
 	clock       clock.Clock
+
+	fencing       bool
+	autoRenew     bool
+	renewFraction float64
 }
 
 func (c Config) settings(n int) (settings, error) {
@@ -118,6 +137,10 @@ func (c Config) settings(n int) (settings, error) {
 		nodeTimeout: c.NodeTimeout,
 		retry:       c.Retry,
 		clock:       c.Clock,
+
+		fencing:       c.Fencing,
+		autoRenew:     c.AutoRenew,
+		renewFraction: c.RenewFraction,
 	}
 	if s.quorum == 0 {
 		s.quorum = n/2 + 1
@@ -136,6 +159,12 @@ func (c Config) settings(n int) (settings, error) {
 	}
 	if s.nodeTimeout == 0 {
 		s.nodeTimeout = DefaultNodeTimeout
+	}
+	if math.IsNaN(s.renewFraction) || s.renewFraction < 0 || s.renewFraction >= 1 {
+		return s, invalid("renew fraction %v outside (0, 1)", c.RenewFraction)
+	}
+	if s.renewFraction == 0 {
+		s.renewFraction = DefaultRenewFraction
 	}
 	if s.retry == nil {
 		s.retry = DefaultRetry

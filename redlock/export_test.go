@@ -6,3 +6,5 @@ import "time"
 var FullJitter = fullJitter
 
 func (b ExponentialBackoff) Ceiling(attempt int) time.Duration { return b.ceiling(attempt) }
+
+var FenceKey = fenceKey

@@ -42,7 +42,7 @@ func asNodes[N redlock.Node](nodes []N) []redlock.Node {
 func newLocker(t *testing.T, nodes []redlock.Node, cfg redlock.Config) *redlock.Locker {
 	t.Helper()
 	if cfg.NodeTimeout == 0 {
-		cfg.NodeTimeout = 2 * time.Second
+		cfg.NodeTimeout = 500 * time.Millisecond
 	}
 	l, err := redlock.New(nodes, cfg)
 	if err != nil {
@@ -154,9 +154,10 @@ func spies(nodes []*pool.Node) []*spy {
 // a negative delay, until the call's context ends), and expires keys on the
 // bubble's fake clock.
 type fake struct {
-	addr  string
-	delay time.Duration
-	err   error // answered instead of executing, when set
+	addr     string
+	delay    time.Duration
+	setDelay time.Duration // when > 0, the delay of SET instead of delay
+	err      error         // answered instead of executing, when set
 
 	mu   sync.Mutex
 	keys map[string]entry
@@ -178,14 +179,14 @@ func newFakes(delays ...time.Duration) []*fake {
 
 func (f *fake) Addr() string { return f.addr }
 
-func (f *fake) wait(ctx context.Context) error {
+func (f *fake) wait(ctx context.Context, delay time.Duration) error {
 	f.sent.Add(1)
-	if f.delay < 0 {
+	if delay < 0 {
 		<-ctx.Done()
 		return ctx.Err()
 	}
 	select {
-	case <-time.After(f.delay):
+	case <-time.After(delay):
 		return f.err
 	case <-ctx.Done():
 		return ctx.Err()
@@ -202,7 +203,11 @@ func (f *fake) live(key string) (entry, bool) {
 }
 
 func (f *fake) Do(ctx context.Context, cmd string, args ...any) (any, error) {
-	if err := f.wait(ctx); err != nil {
+	delay := f.delay
+	if f.setDelay > 0 {
+		delay = f.setDelay
+	}
+	if err := f.wait(ctx, delay); err != nil {
 		return nil, err
 	}
 	if cmd != "SET" || len(args) != 5 {
@@ -219,7 +224,7 @@ func (f *fake) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 }
 
 func (f *fake) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
-	if err := f.wait(ctx); err != nil {
+	if err := f.wait(ctx, f.delay); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -12,22 +13,35 @@ import (
 // Lock is one acquisition of a key. Its methods are safe for concurrent use.
 type Lock struct {
 	l          *Locker
+	v          *variant
 	key, token string
+	keys       []string
+	ttl        time.Duration
+	fence      int64
+	acks       *acks // which masters' acquire calls have returned
 
 	mu       sync.Mutex
 	until    time.Time
 	released bool
+	err      error                                        // why the lock ended; nil while it holds
+	done     chan struct{}                                // made on demand, closed when err is set
+	expiry   *time.Timer                                  // fires at until, once done or renewal exists
+	stop     chan struct{}                                // closed to stop the renewal goroutine
+	cancels  map[*context.Context]context.CancelCauseFunc // of Context
 }
 
-func newLock(l *Locker, key, token string, until time.Time) *Lock {
-	return &Lock{l: l, key: key, token: token, until: until}
+func newLock(l *Locker, v *variant, key string, keys []string, token string, ttl time.Duration, fence int64, until time.Time, acks *acks) *Lock {
+	return &Lock{l: l, v: v, key: key, keys: keys, token: token, ttl: ttl, fence: fence, until: until, acks: acks}
 }
+
+// errUnlocked ends a lock that its holder released.
+var errUnlocked = fmt.Errorf("redlock: unlocked: %w", context.Canceled)
 
 // Key returns the locked key.
 func (lk *Lock) Key() string { return lk.key }
 
 // Token returns the random value that identifies this acquisition on the
-// masters.
+// masters (for a reentrant lock, the owner).
 func (lk *Lock) Token() string { return lk.token }
 
 // Until returns the end of the lock's guaranteed validity, on the Locker's
@@ -37,6 +51,121 @@ func (lk *Lock) Until() time.Time {
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
 	return lk.until
+}
+
+// Done returns a channel that is closed the moment the lock can no longer be
+// guaranteed: its validity passed (Until was not moved by an Extend or a
+// renewal in time), a renewal found the lock lost, or it was unlocked. It is
+// closed no later than Until. Err then says why.
+func (lk *Lock) Done() <-chan struct{} {
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	lk.watchLocked()
+	return lk.done
+}
+
+// Err returns nil while the lock holds, and afterwards why it ended: an
+// error matching ErrLockLost, or one matching context.Canceled after Unlock.
+func (lk *Lock) Err() error {
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	if lk.err == nil && !lk.l.clock.Now().Before(lk.until) {
+		lk.endLocked(lk.validityPassed())
+	}
+	return lk.err
+}
+
+// Context returns a context derived from parent that is cancelled when the
+// lock ends (see Done), with context.Cause telling why; and a function that
+// releases its resources. Run the protected work with it.
+func (lk *Lock) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	lk.watchLocked()
+	if lk.err != nil {
+		cancel(lk.err)
+		return ctx, func() {}
+	}
+	if lk.cancels == nil {
+		lk.cancels = make(map[*context.Context]context.CancelCauseFunc)
+	}
+	lk.cancels[&ctx] = cancel
+	return ctx, func() {
+		lk.mu.Lock()
+		delete(lk.cancels, &ctx)
+		lk.mu.Unlock()
+		cancel(context.Canceled)
+	}
+}
+
+// watchLocked makes the done channel and arms the expiry timer.
+func (lk *Lock) watchLocked() {
+	if lk.done != nil {
+		return
+	}
+	lk.done = make(chan struct{})
+	if lk.err != nil {
+		close(lk.done)
+		return
+	}
+	lk.expiry = time.AfterFunc(lk.untilDelayLocked(), lk.checkExpiry)
+}
+
+// untilDelayLocked is the real time left until Until.
+func (lk *Lock) untilDelayLocked() time.Duration {
+	return lk.until.Sub(lk.l.clock.Now())
+}
+
+// checkExpiry runs when the expiry timer fires: it ends the lock if Until
+// has passed, and re-arms the timer if an Extend moved Until meanwhile.
+func (lk *Lock) checkExpiry() {
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	if lk.err != nil {
+		return
+	}
+	if d := lk.untilDelayLocked(); d > 0 {
+		lk.expiry.Reset(d)
+		return
+	}
+	lk.endLocked(lk.validityPassed())
+}
+
+func (lk *Lock) validityPassed() error {
+	return fmt.Errorf("redlock: %q: validity passed: %w", lk.key, ErrLockLost)
+}
+
+// endLocked records why the lock ended, closes done and stops the timer and
+// the renewal. The first reason wins.
+func (lk *Lock) endLocked(err error) {
+	if lk.err != nil {
+		return
+	}
+	lk.err = err
+	if lk.done != nil {
+		close(lk.done)
+	}
+	if lk.expiry != nil {
+		lk.expiry.Stop()
+	}
+	if lk.stop != nil {
+		close(lk.stop)
+	}
+	for _, cancel := range lk.cancels {
+		cancel(err)
+	}
+	lk.cancels = nil
+}
+
+// setUntil moves Until after a successful Extend and re-arms the timer.
+func (lk *Lock) setUntil(until time.Time) {
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	lk.until = until
+	if lk.expiry != nil && lk.err == nil {
+		lk.expiry.Reset(lk.untilDelayLocked())
+	}
 }
 
 // Extend sets the lock's TTL on the masters to ttl, counted from now, with
@@ -53,22 +182,20 @@ func (lk *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	}
 	start := l.clock.Now()
 	lk.mu.Lock()
-	until, released := lk.until, lk.released
+	until, ended := lk.until, lk.err
 	lk.mu.Unlock()
-	if released {
-		return fmt.Errorf("redlock: extend %q: unlocked already: %w", lk.key, ErrLockLost)
+	if ended != nil {
+		return fmt.Errorf("redlock: extend %q: %w", lk.key, errors.Join(ended, ErrLockLost))
 	}
 	if !start.Before(until) {
 		return fmt.Errorf("redlock: extend %q: validity passed at %v: %w", lk.key, until, ErrLockLost)
 	}
 	ms := ttl.Milliseconds()
 	ttl = time.Duration(ms) * time.Millisecond
-	res, err := l.fanOut(ctx, extendScript, lk.key, lk.token, ms)
+	res, err := l.fanOut(ctx, lk.acks, lk.v.extend, lk.keys, lk.token, ms)
 	validity := ttl - l.clock.Now().Sub(start) - clock.Drift(ttl, l.driftFactor)
 	if err == nil && res.OK() && validity > 0 {
-		lk.mu.Lock()
-		lk.until = start.Add(validity)
-		lk.mu.Unlock()
+		lk.setUntil(start.Add(validity))
 		return nil
 	}
 	qerr := l.quorumError(opExtend, lk.key, res, err)
@@ -76,26 +203,26 @@ func (lk *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	return qerr
 }
 
-// Unlock deletes the lock on every master with compare-and-delete, so a key
-// that another client holds by now is left alone. It returns nil when a
-// quorum still held our token, and otherwise an error matching ErrLockLost
-// (a *QuorumError). It may return once a quorum has answered; the remaining
-// deletes still land on every master, whatever happens to ctx.
+// Unlock releases the lock on every master with compare-and-delete, so a
+// key that another client holds by now is left alone, and stops a renewal.
+// It returns nil when a quorum still held our token, and otherwise an error
+// matching ErrLockLost (a *QuorumError). It may return once a quorum has
+// answered; the remaining deletes still land on every master, whatever
+// happens to ctx.
 func (lk *Lock) Unlock(ctx context.Context) error {
 	if ctx == nil {
 		return invalid("nil context")
 	}
 	lk.mu.Lock()
 	released := lk.released
+	lk.released = true
+	lk.endLocked(errUnlocked)
 	lk.mu.Unlock()
 	if released {
 		return fmt.Errorf("redlock: unlock %q: unlocked already: %w", lk.key, ErrLockLost)
 	}
-	res, err := lk.l.fanOut(ctx, releaseScript, lk.key, lk.token)
+	res, err := lk.l.fanOut(ctx, lk.acks, lk.v.release, lk.keys, lk.v.releaseArgs(lk.key, lk.token)...)
 	if err == nil && res.OK() {
-		lk.mu.Lock()
-		lk.released = true
-		lk.mu.Unlock()
 		return nil
 	}
 	return lk.l.quorumError(opUnlock, lk.key, res, err)

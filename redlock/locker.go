@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/quorumlock/quorumlock/clock"
@@ -76,40 +77,69 @@ func (l *Locker) Nodes() int { return len(l.nodes) }
 // TryLock makes one attempt to acquire key for ttl. On failure the error
 // matches ErrNotAcquired and is a *QuorumError.
 func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	if err := l.checkCall(ctx, key, ttl); err != nil {
-		return nil, err
-	}
-	return l.attempt(ctx, key, ttl)
+	return l.acquire(ctx, l.variant(), key, "", ttl, false)
 }
 
-// Lock acquires key for ttl, retrying after a failed attempt (spaced by
-// Config.Retry) until it succeeds or ctx ends. When ctx ends the error
+// Lock acquires key for ttl, retrying after a failed attempt until it
+// succeeds or ctx ends. Between attempts it waits for the Config.Retry
+// backoff or, sooner, for a master to announce that the lock was released
+// (when its Node can subscribe, as *pool.Node can). When ctx ends the error
 // matches both ctx.Err() and ErrNotAcquired, and is a *QuorumError about the
 // last attempt.
 func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
+	return l.acquire(ctx, l.variant(), key, "", ttl, true)
+}
+
+func (l *Locker) variant() *variant {
+	if l.fencing {
+		return fenced
+	}
+	return plain
+}
+
+// acquire checks its input, then makes attempts of variant v until one
+// succeeds, or only one when retry is false. An empty token means a fresh
+// random token per attempt.
+func (l *Locker) acquire(ctx context.Context, v *variant, key, token string, ttl time.Duration, retry bool) (*Lock, error) {
 	if err := l.checkCall(ctx, key, ttl); err != nil {
 		return nil, err
 	}
-	var timer *time.Timer
+	keys := v.keys(key)
+	var w *waiter
 	for attempt := 1; ; attempt++ {
-		lk, err := l.attempt(ctx, key, ttl)
+		tok := token
+		if tok == "" {
+			tok = rand.Text() // fresh per attempt: a late release of this one never hits the next
+		}
+		lk, acks, err := l.attempt(ctx, v, key, keys, tok, ttl)
 		if err == nil {
+			w.close()
+			if l.autoRenew {
+				lk.startRenewal()
+			}
 			return lk, nil
 		}
+		if !retry {
+			l.giveUp(ctx, v, key, keys, acks)
+			return nil, err
+		}
 		if ctx.Err() == nil {
-			d := l.retry.Backoff(attempt)
-			if timer == nil {
-				timer = time.NewTimer(d)
-				defer timer.Stop()
-			} else {
-				timer.Reset(d)
+			if w == nil {
+				// Subscribe, then try once more at once: a release
+				// that came before the subscription was not announced
+				// to us.
+				w = l.newWaiter(ctx, key)
+				if w != nil {
+					continue
+				}
+				w = &waiter{}
 			}
-			select {
-			case <-timer.C:
+			if w.wait(ctx, l.retry.Backoff(attempt)) {
 				continue
-			case <-ctx.Done():
 			}
 		}
+		w.close()
+		l.giveUp(ctx, v, key, keys, acks)
 		if qerr, ok := err.(*QuorumError); ok && qerr.Cause == nil {
 			qerr.Cause = ctx.Err()
 		}
@@ -127,61 +157,120 @@ func (l *Locker) checkCall(ctx context.Context, key string, ttl time.Duration) e
 	return l.checkTTL(ttl)
 }
 
-// attempt is one round of the Redlock algorithm with a fresh token.
-func (l *Locker) attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	token := rand.Text()
+// attempt is one round of the Redlock algorithm. It also returns which
+// masters' calls have returned, for clean-up that must not overtake them.
+func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []string, token string, ttl time.Duration) (*Lock, *acks, error) {
 	ms := ttl.Milliseconds()
 	ttl = time.Duration(ms) * time.Millisecond // what the masters enforce
 
-	// Each node's goroutine waits here after its SET returned, and
-	// releases the node if the attempt failed: a release never overtakes
-	// its node's SET.
+	// Each node's goroutine marks its acquire as returned, then waits for
+	// the decision and releases the node if the attempt failed: a release
+	// (here, or the lock's Unlock) never overtakes its node's acquire.
 	decided := make(chan struct{})
 	var failed bool // written before decided is closed
+	acks := newAcks(len(l.nodes))
 
 	start := l.clock.Now()
 	res, err := quorum.Do(ctx, len(l.nodes), quorum.Options{
 		Need:    l.quorum,
 		Timeout: l.nodeTimeout,
-		Then: func(i int, v quorum.Vote) {
+		Then: func(i int, vote quorum.Vote) {
+			acks.ack(i)
 			<-decided
-			if failed && (v.Yes || v.Err != nil) { // a failed SET may have landed
-				l.release(ctx, i, key, token)
+			if failed && v.releases(vote) { // a failed call may have landed
+				l.release(ctx, v, i, key, keys, token)
 			}
 		},
 	}, func(ctx context.Context, i int) quorum.Vote {
-		reply, err := l.nodes[i].Do(ctx, "SET", key, token, "NX", "PX", ms)
-		return quorum.Vote{Yes: err == nil && reply != nil, Err: err}
+		return v.acquire(ctx, l.nodes[i], keys, token, ms)
 	})
+	var fence int64
+	if err == nil && res.OK() && v.fenced {
+		fence, err = l.raiseFence(ctx, res, keys[1])
+	}
 	validity := ttl - l.clock.Now().Sub(start) - clock.Drift(ttl, l.driftFactor)
 	if err == nil && res.OK() && validity > 0 {
 		close(decided)
-		return newLock(l, key, token, start.Add(validity)), nil
+		return newLock(l, v, key, keys, token, ttl, fence, start.Add(validity), acks), acks, nil
 	}
 	failed = true
 	close(decided)
 	qerr := l.quorumError(opLock, key, res, err)
 	qerr.Late = err == nil && res.OK() // a quorum, but no validity left
-	return nil, qerr
+	return nil, acks, qerr
 }
 
-// release deletes key on node i if it still holds token, under a context
-// that ctx's cancellation cannot cut short.
-func (l *Locker) release(ctx context.Context, i int, key, token string) {
+// giveUp runs v's clean-up after the last failed attempt, whose acks make
+// it wait for that attempt's calls on each master.
+func (l *Locker) giveUp(ctx context.Context, v *variant, key string, keys []string, acks *acks) {
+	if v.giveUp != nil {
+		v.giveUp(context.WithoutCancel(ctx), l, key, keys, acks)
+	}
+}
+
+// release runs v's release script on node i, under a context that ctx's
+// cancellation cannot cut short.
+func (l *Locker) release(ctx context.Context, v *variant, i int, key string, keys []string, token string) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.nodeTimeout)
 	defer cancel()
-	releaseScript.eval(rctx, l.nodes[i], []string{key}, token)
+	v.release.eval(rctx, l.nodes[i], keys, v.releaseArgs(key, token)...)
 }
 
-// fanOut runs a yes/no script for key and token on every node, deciding at
-// the quorum.
-func (l *Locker) fanOut(ctx context.Context, s script, key string, args ...any) (*quorum.Result, error) {
-	keys := []string{key}
+// fanOut runs a counting script on every node, deciding at the quorum.
+// With acks, a node's call waits until that node's acquire has returned.
+func (l *Locker) fanOut(ctx context.Context, acks *acks, s script, keys []string, args ...any) (*quorum.Result, error) {
 	return quorum.Do(ctx, len(l.nodes), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout},
 		func(ctx context.Context, i int) quorum.Vote {
-			ok, err := s.evalFlag(ctx, l.nodes[i], keys, args...)
-			return quorum.Vote{Yes: ok, Err: err}
+			if err := acks.wait(ctx, i); err != nil {
+				return quorum.Vote{Err: err}
+			}
+			return s.evalCount(ctx, l.nodes[i], keys, args...)
 		})
+}
+
+// acks tells which nodes' acquire calls of one attempt have returned. It
+// allocates nothing unless a release has to wait.
+type acks struct {
+	mu       sync.Mutex
+	returned []bool
+	changed  chan struct{} // closed at the next ack; made by a waiter
+}
+
+func newAcks(n int) *acks { return &acks{returned: make([]bool, n)} }
+
+func (a *acks) ack(i int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.returned[i] = true
+	if a.changed != nil {
+		close(a.changed)
+		a.changed = nil
+	}
+}
+
+// wait returns once node i's acquire has returned, or with ctx's error; a
+// nil *acks never waits.
+func (a *acks) wait(ctx context.Context, i int) error {
+	if a == nil {
+		return nil
+	}
+	for {
+		a.mu.Lock()
+		if a.returned[i] {
+			a.mu.Unlock()
+			return nil
+		}
+		if a.changed == nil {
+			a.changed = make(chan struct{})
+		}
+		changed := a.changed
+		a.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // quorumError describes a failed round; res is nil when ctx had ended before

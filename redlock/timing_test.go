@@ -170,3 +170,25 @@ func TestExponentialBackoff(t *testing.T) {
 		t.Errorf("default ceilings %v..%v", def.Ceiling(1), def.Ceiling(100))
 	}
 }
+
+// Unlock right after TryLock, while a slow master's SET is still on its
+// way: the release to that master waits for the SET to return, so it cannot
+// overtake it and leave the key behind for the whole TTL.
+func TestUnlockDoesNotOvertakeAPendingSet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fakes := newFakes(ms, ms, ms)
+		fakes[2].setDelay = 10 * ms // the release would arrive after 1ms
+		l := newLocker(t, asNodes(fakes), redlock.Config{NodeTimeout: 50 * ms})
+		lk, err := l.TryLock(t.Context(), "k", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := lk.Unlock(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * ms)
+		if v := fakes[2].value("k"); v != "" {
+			t.Fatalf("the slow master kept the key after Unlock: %q", v)
+		}
+	})
+}

@@ -1,6 +1,10 @@
--- Compare-and-delete: remove the lock key only if it still holds our token.
--- KEYS[1] lock key; ARGV[1] token. Returns 1 if deleted, 0 otherwise.
+-- Compare-and-delete: remove the lock key only if it still holds our token,
+-- and tell waiters (wake on release).
+-- KEYS[1] lock key; ARGV[1] token; ARGV[2] release channel.
+-- Returns 1 if deleted, 0 otherwise.
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', ARGV[2], '1')
+  return 1
 end
 return 0

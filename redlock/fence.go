@@ -1,0 +1,47 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+// raiseFence combines the fencing counters of the quorum that granted the
+// lock (their maximum is the lock's fencing token) and writes the token back
+// to those masters, counter = max(counter, token), before the lock is
+// returned. Any later quorum shares a master with this one, so the next
+// holder's INCR there yields a strictly greater token.
+func (l *Locker) raiseFence(ctx context.Context, res *quorum.Result, counterKey string) (int64, error) {
+	var fence int64
+	holders := make([]int, 0, res.Yes)
+	for i, v := range res.Votes {
+		if res.Answered[i] && v.Yes {
+			holders = append(holders, i)
+			fence = max(fence, v.Value.(int64))
+		}
+	}
+	keys := []string{counterKey}
+	wb, err := quorum.Do(ctx, len(holders), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout},
+		func(ctx context.Context, j int) quorum.Vote {
+			return fenceRaiseScript.evalCount(ctx, l.nodes[holders[j]], keys, fence)
+		})
+	if err != nil {
+		return 0, err
+	}
+	if !wb.OK() {
+		return 0, fmt.Errorf("redlock: fencing token written back to %d of %d masters, quorum %d: %w",
+			wb.Yes, len(holders), l.quorum, wb.Err(func(j int) string { return l.nodes[holders[j]].Addr() }))
+	}
+	return fence, nil
+}
+
+// Fence returns the lock's fencing token: it increases strictly from one
+// holder of the key to the next, across any quorums of the same masters, as
+// long as the masters keep their data (AOF with appendfsync always). Pass it
+// to the protected resource, which must refuse a token lower than the
+// highest it has seen. Fence is 0 unless Config.Fencing is set.
+//
+// The counter behind it, key "{key}:fence" (or "key:fence" when key already
+// has a hash tag), persists on every master after the lock is released.
+func (lk *Lock) Fence() int64 { return lk.fence }

@@ -1,0 +1,125 @@
+package redlock_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/internal/redisproc"
+	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/pool"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+func TestFenceKeySharesTheSlot(t *testing.T) {
+	for key, want := range map[string]string{
+		"invoice:42":    "{invoice:42}:fence",
+		"{user:7}:cart": "{user:7}:cart:fence",
+		"{}odd":         "{{}odd}:fence",
+	} {
+		if got := redlock.FenceKey(key); got != want {
+			t.Errorf("FenceKey(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
+
+// Fencing tokens increase strictly across successive holders, whichever
+// quorum of the masters each holder gets.
+func TestFenceIncreasesAcrossQuorums(t *testing.T) {
+	for _, n := range sizes {
+		t.Run(fmt.Sprintf("nodes=%d", n), func(t *testing.T) {
+			_, nodes := cluster(t, n)
+			l := newLocker(t, asNodes(nodes), redlock.Config{Fencing: true})
+			rng := rand.New(rand.NewPCG(1, uint64(n)))
+			var last int64
+			for round := range 40 {
+				// A random minority refuses this round: its masters
+				// hold the key for someone else.
+				blocked := rng.Perm(n)[:rng.IntN(n/2+1)]
+				for _, i := range blocked {
+					nodes[i].Do(t.Context(), "SET", "res", "blocker", "PX", 60000)
+				}
+				lk, err := l.TryLock(t.Context(), "res", 10*time.Second)
+				if err != nil {
+					t.Fatalf("round %d (blocked %v): %v", round, blocked, err)
+				}
+				if lk.Fence() <= last {
+					t.Fatalf("round %d (blocked %v): fence %d after %d", round, blocked, lk.Fence(), last)
+				}
+				last = lk.Fence()
+				if err := lk.Unlock(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				for _, i := range blocked {
+					nodes[i].Do(t.Context(), "DEL", "res")
+				}
+				await(t, "the key released everywhere", func() bool {
+					for _, v := range values(t, nodes, "res") {
+						if v != "" {
+							return false
+						}
+					}
+					return true
+				})
+			}
+		})
+	}
+}
+
+// With AOF, masters killed and restarted (and one down during an
+// acquisition) do not break the order of fencing tokens.
+func TestFenceSurvivesKillsWithAOF(t *testing.T) {
+	servers := redistest.Start(t, 5, redisproc.Options{AppendOnly: true})
+	nodes := make([]*pool.Node, len(servers))
+	for i, s := range servers {
+		nodes[i] = pool.New(pool.Config{Addr: s.Addr()})
+		t.Cleanup(func() { nodes[i].Close() })
+	}
+	l := newLocker(t, asNodes(nodes), redlock.Config{Fencing: true})
+	rng := rand.New(rand.NewPCG(7, 7))
+	var last int64
+	for round := range 15 {
+		down := rng.IntN(5)
+		if err := servers[down].Kill(); err != nil {
+			t.Fatal(err)
+		}
+		lk, err := l.TryLock(t.Context(), "res", 10*time.Second)
+		if err != nil {
+			t.Fatalf("round %d, node %d down: %v", round, down, err)
+		}
+		if lk.Fence() <= last {
+			t.Fatalf("round %d: fence %d after %d", round, lk.Fence(), last)
+		}
+		last = lk.Fence()
+		if err := lk.Unlock(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := servers[down].Start(); err != nil {
+			t.Fatal(err)
+		}
+		// A restarted master comes back with its counter from the AOF.
+		restarted := pool.New(pool.Config{Addr: servers[down].Addr()})
+		if v, err := restarted.Do(context.Background(), "GET", "{res}:fence"); err != nil || (round > 0 && v == nil) {
+			t.Fatalf("fence counter after restart: %v, %v", v, err)
+		}
+		restarted.Close()
+	}
+}
+
+func TestFenceIsZeroWithoutFencing(t *testing.T) {
+	_, nodes := cluster(t, 1)
+	l := newLocker(t, asNodes(nodes), redlock.Config{})
+	lk, err := l.TryLock(t.Context(), "res", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Unlock(t.Context())
+	if lk.Fence() != 0 {
+		t.Fatalf("Fence = %d without Config.Fencing", lk.Fence())
+	}
+	if v := get(t, nodes[0], "{res}:fence"); v != "" {
+		t.Fatalf("a fencing counter was written without Config.Fencing: %q", v)
+	}
+}

@@ -1,0 +1,103 @@
+package redlock_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// never is a retry strategy that does not poll in any useful time: only a
+// release announcement can wake the waiter.
+var never = redlock.RetryFunc(func(int) time.Duration { return time.Hour })
+
+// A waiter is woken by the release announcement, not by polling.
+func TestWakeOnRelease(t *testing.T) {
+	for _, n := range sizes {
+		t.Run(fmt.Sprintf("nodes=%d", n), func(t *testing.T) {
+			_, nodes := cluster(t, n)
+			l := newLocker(t, asNodes(nodes), redlock.Config{Retry: never})
+			held, err := l.TryLock(t.Context(), "k", time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			got := make(chan error, 1)
+			go func() {
+				lk, err := l.Lock(ctx, "k", time.Minute)
+				if err == nil {
+					lk.Unlock(context.Background())
+				}
+				got <- err
+			}()
+			await(t, "the waiter subscribed on every master", func() bool {
+				for _, node := range nodes {
+					reply, _ := node.Do(t.Context(), "PUBSUB", "NUMSUB", redlock.ReleaseChannel("k"))
+					if r, ok := reply.([]any); !ok || r[1].(int64) == 0 {
+						return false
+					}
+				}
+				return true
+			})
+			if err := held.Unlock(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-got; err != nil {
+				t.Fatalf("the waiter was not woken by the release: %v", err)
+			}
+		})
+	}
+}
+
+// Masters that cannot announce releases leave polling to do the work.
+func TestPollingWithoutAnnouncements(t *testing.T) {
+	_, nodes := cluster(t, 3)
+	plain := asNodes(spies(nodes)) // a spy hides pool.Node's Subscribe
+	l := newLocker(t, plain, redlock.Config{Retry: redlock.ExponentialBackoff{Base: time.Millisecond, Max: 10 * time.Millisecond}})
+	held, err := l.TryLock(t.Context(), "k", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(50*time.Millisecond, func() { held.Unlock(context.Background()) })
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	lk, err := l.Lock(ctx, "k", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk.Unlock(t.Context())
+}
+
+// Waiting writers are woken when the last reader leaves.
+func TestWakeWriterOnLastReader(t *testing.T) {
+	_, nodes := cluster(t, 3)
+	l := newLocker(t, asNodes(nodes), redlock.Config{Retry: never})
+	rw := l.RWMutex("doc")
+	r, err := rw.TryRLock(t.Context(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	got := make(chan error, 1)
+	go func() {
+		w, err := rw.Lock(ctx, time.Minute)
+		if err == nil {
+			w.Unlock(context.Background())
+		}
+		got <- err
+	}()
+	await(t, "the writer's announcement", func() bool { return countKey(t, nodes, "{doc}:wq") >= 2 })
+	await(t, "the writer subscribed", func() bool {
+		reply, _ := nodes[0].Do(t.Context(), "PUBSUB", "NUMSUB", redlock.ReleaseChannel("doc"))
+		r, ok := reply.([]any)
+		return ok && r[1].(int64) > 0
+	})
+	r.Unlock(t.Context())
+	if err := <-got; err != nil {
+		t.Fatalf("the writer was not woken by the last reader: %v", err)
+	}
+}

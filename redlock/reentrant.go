@@ -1,0 +1,58 @@
+package redlock
+
+import (
+	"context"
+	"time"
+
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+// Reentrant is a lock that one owner may hold several times over: each
+// Lock or TryLock by the owner adds a hold, each Unlock of a returned *Lock
+// takes one away, and the last Unlock releases it. Another owner is refused
+// while any hold remains. On each master the lock is a hash, key -> {owner:
+// hold count}, with the lock's TTL; extending or renewing any of the
+// owner's *Locks extends the whole hash and keeps the count.
+//
+// The owner is whatever identifies "the same holder" in your program: a
+// request id, a job id. Holds are counted per master: a master that missed
+// an acquire (it failed or answered late) counts one hold fewer, and a
+// failed attempt releases only the masters that granted it, so a master
+// whose answer was lost may keep its count until the TTL runs out. That can
+// delay other owners, never admit two.
+type Reentrant struct {
+	l          *Locker
+	key, owner string
+}
+
+// Reentrant returns the reentrant lock named key, held as owner. Names are
+// per kind of lock: do not lock one key both plainly and reentrantly.
+func (l *Locker) Reentrant(key, owner string) *Reentrant {
+	return &Reentrant{l: l, key: key, owner: owner}
+}
+
+var reentrant = &variant{
+	keys: func(key string) []string { return []string{key} },
+	acquire: func(ctx context.Context, n Node, keys []string, owner string, ms int64) quorum.Vote {
+		return reentrantAcquireScript.evalCount(ctx, n, keys, owner, ms)
+	},
+	extend:        reentrantExtendScript,
+	release:       reentrantReleaseScript,
+	keepUncertain: true,
+}
+
+// TryLock makes one attempt to add a hold for ttl.
+func (r *Reentrant) TryLock(ctx context.Context, ttl time.Duration) (*Lock, error) {
+	if r.owner == "" {
+		return nil, invalid("empty owner")
+	}
+	return r.l.acquire(ctx, reentrant, r.key, r.owner, ttl, false)
+}
+
+// Lock adds a hold for ttl, waiting as Locker.Lock does until ctx ends.
+func (r *Reentrant) Lock(ctx context.Context, ttl time.Duration) (*Lock, error) {
+	if r.owner == "" {
+		return nil, invalid("empty owner")
+	}
+	return r.l.acquire(ctx, reentrant, r.key, r.owner, ttl, true)
+}

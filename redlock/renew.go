@@ -1,0 +1,53 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// startRenewal starts the watchdog: every RenewFraction of the TTL it
+// extends the lock by its TTL, until Unlock or until the lock is lost. A
+// renewal that fails for want of answers is retried while the lock is still
+// valid; one that a quorum refuses (our token is gone) ends the lock at once.
+// Either way Done closes no later than Until.
+func (lk *Lock) startRenewal() {
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	if lk.stop != nil || lk.err != nil {
+		return
+	}
+	lk.watchLocked()
+	lk.stop = make(chan struct{})
+	every := time.Duration(float64(lk.ttl) * lk.l.renewFraction)
+	go lk.renew(lk.stop, every)
+}
+
+func (lk *Lock) renew(stop <-chan struct{}, every time.Duration) {
+	timer := time.NewTimer(every)
+	defer timer.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-timer.C:
+		}
+		err := lk.Extend(context.Background(), lk.ttl)
+		var qerr *QuorumError
+		switch {
+		case err == nil:
+			timer.Reset(every)
+		case errors.As(err, &qerr) && qerr.Refused > qerr.Nodes-qerr.Quorum:
+			// A quorum no longer holds our token: lost for good.
+			lk.mu.Lock()
+			lk.endLocked(fmt.Errorf("redlock: renew %q: %w", lk.key, err))
+			lk.mu.Unlock()
+			return
+		default:
+			// Too few answers: try again soon; the expiry timer ends
+			// the lock at Until if no renewal gets through by then.
+			timer.Reset(max(every/8, time.Millisecond))
+		}
+	}
+}

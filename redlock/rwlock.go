@@ -1,0 +1,79 @@
+package redlock
+
+import (
+	"context"
+	"crypto/rand"
+	"time"
+
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+// RWMutex is a read-write lock: many readers at once, or one writer. Each
+// reader's hold expires on its own. A writer that finds readers announces
+// itself, and from then on new readers are refused until it got the lock or
+// gave up (writer preference): a stream of readers cannot starve it.
+//
+// All state of one lock sits under one hash tag, so each master may be a
+// Redis Cluster shard: "{key}:w" (the writer's token), "{key}:r" (a sorted
+// set of readers by expiry) and "{key}:wq" (the waiting writer). When key
+// has a hash tag of its own, it is the prefix as it is. Reader expiry uses
+// each master's clock (Redis TIME), like key expiry.
+type RWMutex struct {
+	l   *Locker
+	key string
+}
+
+// RWMutex returns the read-write lock named key.
+func (l *Locker) RWMutex(key string) *RWMutex { return &RWMutex{l: l, key: key} }
+
+func rwKeys(key string) []string {
+	p := slotPrefix(key)
+	return []string{p + ":w", p + ":r", p + ":wq"}
+}
+
+var reader = &variant{
+	keys: rwKeys,
+	acquire: func(ctx context.Context, n Node, keys []string, token string, ms int64) quorum.Vote {
+		return readAcquireScript.evalCount(ctx, n, keys, token, ms)
+	},
+	extend:  readExtendScript,
+	release: readReleaseScript,
+}
+
+// writer is the write side for one waiting writer, whose id stays the same
+// across its attempts so that its announcement carries over.
+func writer(id string) *variant {
+	return &variant{
+		keys: rwKeys,
+		acquire: func(ctx context.Context, n Node, keys []string, token string, ms int64) quorum.Vote {
+			return writeAcquireScript.evalCount(ctx, n, keys, token, ms, id)
+		},
+		extend:     extendScript, // on the writer key, keys[0]
+		release:    writeReleaseScript,
+		releaseArg: id,
+		giveUp: func(ctx context.Context, l *Locker, key string, keys []string, acks *acks) {
+			// Withdraw the announcement so that readers may go on.
+			l.fanOut(ctx, acks, releaseScript, keys[2:3], id, ReleaseChannel(key))
+		},
+	}
+}
+
+// TryRLock makes one attempt to take a read hold for ttl.
+func (m *RWMutex) TryRLock(ctx context.Context, ttl time.Duration) (*Lock, error) {
+	return m.l.acquire(ctx, reader, m.key, "", ttl, false)
+}
+
+// RLock takes a read hold for ttl, waiting as Locker.Lock does.
+func (m *RWMutex) RLock(ctx context.Context, ttl time.Duration) (*Lock, error) {
+	return m.l.acquire(ctx, reader, m.key, "", ttl, true)
+}
+
+// TryLock makes one attempt to take the write lock for ttl.
+func (m *RWMutex) TryLock(ctx context.Context, ttl time.Duration) (*Lock, error) {
+	return m.l.acquire(ctx, writer(rand.Text()), m.key, "", ttl, false)
+}
+
+// Lock takes the write lock for ttl, waiting as Locker.Lock does.
+func (m *RWMutex) Lock(ctx context.Context, ttl time.Duration) (*Lock, error) {
+	return m.l.acquire(ctx, writer(rand.Text()), m.key, "", ttl, true)
+}

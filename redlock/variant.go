@@ -1,0 +1,95 @@
+package redlock
+
+import (
+	"context"
+	"strings"
+
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+// variant is how one kind of lock keeps its state on a master: its keys,
+// how it is acquired, and its extend and release scripts. Every variant
+// shares the quorum, validity, retry, renewal and release-on-failure rules.
+type variant struct {
+	// keys returns the Redis keys of the lock named key; keys[0] is the
+	// key whose presence means "held". All share one hash slot.
+	keys func(key string) []string
+	// acquire tries the lock on one master. A yes vote may carry an
+	// int64 Value (the fencing counter).
+	acquire func(ctx context.Context, n Node, keys []string, token string, ms int64) quorum.Vote
+	// extend (ARGV token, ms) and release (ARGV token, channel, then
+	// releaseArg if set) answer a count: > 0 yes, 0 no.
+	extend, release script
+	releaseArg      any
+	// fenced: the yes votes carry fencing counters to combine and write
+	// back before the lock is granted.
+	fenced bool
+	// keepUncertain: after a failed attempt, release only the masters
+	// that said yes, not those whose answer is unknown. For locks whose
+	// release undoes a count, where releasing an acquire that never
+	// landed would undo an earlier hold.
+	keepUncertain bool
+	// giveUp, if set, runs when an acquisition fails for good (TryLock's
+	// one attempt, or Lock's last).
+	giveUp func(ctx context.Context, l *Locker, key string, keys []string, acks *acks)
+}
+
+// releaseArgs are the release script's arguments.
+func (v *variant) releaseArgs(key, token string) []any {
+	if v.releaseArg != nil {
+		return []any{token, ReleaseChannel(key), v.releaseArg}
+	}
+	return []any{token, ReleaseChannel(key)}
+}
+
+// releases reports whether a failed attempt releases a master that voted
+// vote.
+func (v *variant) releases(vote quorum.Vote) bool {
+	return vote.Yes || (vote.Err != nil && !v.keepUncertain)
+}
+
+var plain = &variant{
+	keys: func(key string) []string { return []string{key} },
+	acquire: func(ctx context.Context, n Node, keys []string, token string, ms int64) quorum.Vote {
+		reply, err := n.Do(ctx, "SET", keys[0], token, "NX", "PX", ms)
+		return quorum.Vote{Yes: err == nil && reply != nil, Err: err}
+	},
+	extend:  extendScript,
+	release: releaseScript,
+}
+
+var fenced = &variant{
+	keys: func(key string) []string { return []string{key, fenceKey(key)} },
+	acquire: func(ctx context.Context, n Node, keys []string, token string, ms int64) quorum.Vote {
+		return fenceAcquireScript.evalCount(ctx, n, keys, token, ms)
+	},
+	extend:  extendScript,
+	release: releaseScript,
+	fenced:  true,
+}
+
+// ReleaseChannel is the pub/sub channel on which a master announces that
+// the lock named key was released (wake on release).
+func ReleaseChannel(key string) string { return "quorumlock:released:" + key }
+
+// fenceKey names the persistent fencing counter of key, in key's hash slot.
+func fenceKey(key string) string { return slotPrefix(key) + ":fence" }
+
+// slotPrefix is key itself if it has a hash tag, else key as the hash tag:
+// keys that extend it stay in key's hash slot.
+func slotPrefix(key string) string {
+	if hasHashTag(key) {
+		return key
+	}
+	return "{" + key + "}"
+}
+
+// hasHashTag reports whether Redis Cluster would hash only a {tag} of key.
+func hasHashTag(key string) bool {
+	open := strings.IndexByte(key, '{')
+	if open < 0 {
+		return false
+	}
+	close := strings.IndexByte(key[open+1:], '}')
+	return close > 0
+}
