@@ -35,6 +35,8 @@ func TestBadInput(t *testing.T) {
 		{"drift factor 1", good, redlock.Config{DriftFactor: 1}},
 		{"drift factor NaN", good, redlock.Config{DriftFactor: math.NaN()}},
 		{"negative node timeout", good, redlock.Config{NodeTimeout: -time.Second}},
+		{"renew fraction 1", good, redlock.Config{RenewFraction: 1}},
+		{"negative renew fraction", good, redlock.Config{RenewFraction: -0.5}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, err := redlock.New(tt.nodes, tt.cfg); !errors.Is(err, redlock.ErrInvalid) {
@@ -71,6 +73,10 @@ func TestBadInput(t *testing.T) {
 		{"Extend nil ctx", func() error { return held.Extend(nilCtx, time.Second) }},
 		{"Extend zero ttl", func() error { return held.Extend(t.Context(), 0) }},
 		{"Unlock nil ctx", func() error { return held.Unlock(nilCtx) }},
+		{"Do nil fn", func() error { return l.Do(t.Context(), "k", time.Second, nil) }},
+		{"Do empty key", func() error { return l.Do(t.Context(), "", time.Second, func(context.Context) error { return nil }) }},
+		{"RLock empty key", func() error { _, err := l.RWMutex("").RLock(t.Context(), time.Second); return err }},
+		{"RW Lock bad ttl", func() error { _, err := l.RWMutex("k").TryLock(t.Context(), 0); return err }},
 	}
 	for _, c := range calls {
 		if err := c.call(); !errors.Is(err, redlock.ErrInvalid) {
