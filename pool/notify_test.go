@@ -167,7 +167,7 @@ func empty(ch <-chan struct{}) bool {
 // A lock waiter is woken by the holder's release (its script PUBLISHes on
 // the lock's channel) and polls as well, since a message can be missed.
 func ExampleNode_Subscribe() {
-	node := pool.New(pool.Config{Addr: "redis-a:6379"})
+	node := pool.New(pool.Config{Addr: "redis-a:6379", Pooled: true})
 	defer node.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -195,7 +195,7 @@ func ExampleNode_Subscribe() {
 func TestSubscribeWakesOnPublish(t *testing.T) {
 	for _, password := range []string{"", "s3cret"} {
 		t.Run(fmt.Sprintf("password=%t", password != ""), func(t *testing.T) {
-			_, n := start(t, redisproc.Options{Password: password})
+			_, n := start(t, redisproc.Options{Password: password}, pool.Config{Pooled: true})
 			ch := make(chan struct{}, 1)
 			unsub := subscribe(t, n, "release:{k}", ch)
 			defer unsub()
@@ -213,7 +213,7 @@ func TestSubscribeWakesOnPublish(t *testing.T) {
 }
 
 func TestSubscribeSharesOneConnection(t *testing.T) {
-	_, n := start(t, redisproc.Options{})
+	_, n := start(t, redisproc.Options{}, pool.Config{Pooled: true})
 	ch1, ch2, barrier := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{}, 1)
 	unsub1 := subscribe(t, n, "c", ch1)
 	unsub2 := subscribe(t, n, "c", ch2)
@@ -253,7 +253,7 @@ func TestSubscribeSharesOneConnection(t *testing.T) {
 }
 
 func TestLastUnsubscribeUnsubscribes(t *testing.T) {
-	_, n := start(t, redisproc.Options{})
+	_, n := start(t, redisproc.Options{}, pool.Config{Pooled: true})
 	checkLeaks := noLeaks(t)
 	chA, chB := make(chan struct{}, 1), make(chan struct{}, 1)
 	unsubA := subscribe(t, n, "a", chA)
@@ -294,7 +294,7 @@ func TestLastUnsubscribeUnsubscribes(t *testing.T) {
 
 // A full (here: never read) channel must not hold up deliveries to others.
 func TestFullChannelDoesNotBlock(t *testing.T) {
-	_, n := start(t, redisproc.Options{})
+	_, n := start(t, redisproc.Options{}, pool.Config{Pooled: true})
 	full, other := make(chan struct{}), make(chan struct{}, 1)
 	defer subscribe(t, n, "a", full)()
 	defer subscribe(t, n, "b", other)()
@@ -306,7 +306,7 @@ func TestFullChannelDoesNotBlock(t *testing.T) {
 }
 
 func TestReconnectAfterRestart(t *testing.T) {
-	srv, n := start(t, redisproc.Options{})
+	srv, n := start(t, redisproc.Options{}, pool.Config{Pooled: true})
 	checkLeaks := noLeaks(t)
 	ch := make(chan struct{}, 1)
 	unsub := subscribe(t, n, "c", ch)
@@ -418,10 +418,10 @@ func TestHealthCheckReplacesFrozenConnection(t *testing.T) {
 		t.Skip("waits for the health check (a few seconds)")
 	}
 	srv := redistest.Start(t, 1, redisproc.Options{})[0]
-	admin := pool.New(pool.Config{Addr: srv.Addr()})
+	admin := pool.New(pool.Config{Addr: srv.Addr(), Pooled: true})
 	defer admin.Close()
 	p := startProxy(t, srv.Addr())
-	n := pool.New(pool.Config{Addr: p.addr()}) // only its pub/sub connection goes through p
+	n := pool.New(pool.Config{Addr: p.addr(), Pooled: true}) // only its pub/sub connection goes through p
 	defer n.Close()
 
 	ch := make(chan struct{}, 1)
@@ -457,10 +457,10 @@ func TestHealthCheckReplacesFrozenConnection(t *testing.T) {
 // is frozen so that the UNSUBSCRIBE stays unanswered.
 func TestResubscribeWhileUnsubscribeInFlight(t *testing.T) {
 	srv := redistest.Start(t, 1, redisproc.Options{})[0]
-	admin := pool.New(pool.Config{Addr: srv.Addr()})
+	admin := pool.New(pool.Config{Addr: srv.Addr(), Pooled: true})
 	defer admin.Close()
 	p := startProxy(t, srv.Addr())
-	n := pool.New(pool.Config{Addr: p.addr()})
+	n := pool.New(pool.Config{Addr: p.addr(), Pooled: true})
 	defer n.Close()
 
 	unsubA := subscribe(t, n, "a", make(chan struct{}, 1))
@@ -512,10 +512,10 @@ func TestResubscribeWhileUnsubscribeInFlight(t *testing.T) {
 // A frozen master must hold neither Subscribe past its context, nor
 // unsubscribe, nor Close; and every goroutine ends while it is still frozen.
 func TestFrozenMaster(t *testing.T) {
-	srv, n := start(t, redisproc.Options{})
-	admin := pool.New(pool.Config{Addr: srv.Addr()})
+	srv, n := start(t, redisproc.Options{}, pool.Config{Pooled: true})
+	admin := pool.New(pool.Config{Addr: srv.Addr(), Pooled: true})
 	defer admin.Close()
-	fresh := pool.New(pool.Config{Addr: srv.Addr()}) // no pub/sub connection yet
+	fresh := pool.New(pool.Config{Addr: srv.Addr(), Pooled: true}) // no pub/sub connection yet
 	defer fresh.Close()
 	checkLeaks := noLeaks(t)
 
@@ -604,7 +604,7 @@ func TestSubscribeReportsConnectionError(t *testing.T) {
 }
 
 func TestSubscribeBadInput(t *testing.T) {
-	_, n := start(t, redisproc.Options{})
+	_, n := start(t, redisproc.Options{}, pool.Config{Pooled: true})
 	if _, err := n.Subscribe(t.Context(), "c", nil); err == nil || !strings.HasPrefix(err.Error(), "pool: ") {
 		t.Errorf("Subscribe with a nil channel: %v, want a pool: error", err)
 	}
@@ -624,8 +624,8 @@ func TestSubscribeBadInput(t *testing.T) {
 }
 
 func TestCloseStopsSubscriptions(t *testing.T) {
-	srv, n := start(t, redisproc.Options{})
-	admin := pool.New(pool.Config{Addr: srv.Addr()})
+	srv, n := start(t, redisproc.Options{}, pool.Config{Pooled: true})
+	admin := pool.New(pool.Config{Addr: srv.Addr(), Pooled: true})
 	defer admin.Close()
 	checkLeaks := noLeaks(t)
 	var unsubs []func()
@@ -654,8 +654,8 @@ func TestCloseStopsSubscriptions(t *testing.T) {
 // and sessions end while new ones start. Each Subscribe that returns must be
 // subscribed at the server.
 func TestConcurrentSubscribers(t *testing.T) {
-	srv, n := start(t, redisproc.Options{})
-	admin := pool.New(pool.Config{Addr: srv.Addr()})
+	srv, n := start(t, redisproc.Options{}, pool.Config{Pooled: true})
+	admin := pool.New(pool.Config{Addr: srv.Addr(), Pooled: true})
 	defer admin.Close()
 	checkLeaks := noLeaks(t)
 	channels := []string{"a", "b", "c"}

@@ -42,6 +42,19 @@ type Config struct {
 	MaxActive int
 	// IdleTimeout closes connections idle for longer; 0 means 5 minutes.
 	IdleTimeout time.Duration
+	// Pooled turns pipelining off. By default every command goes through
+	// one shared connection per master, and the commands of concurrent
+	// callers are written with a single system call (auto-pipelining).
+	// Pooled gives each concurrent call a connection of its own from a
+	// redigo pool (MaxIdle, MaxActive, IdleTimeout, HealthCheckAfter apply
+	// then), which suits long-running commands that would hold up the
+	// others on a shared connection.
+	Pooled bool
+	// StallTimeout closes the shared pipelined connection when its oldest
+	// command got no reply for this long (a frozen master), failing the
+	// commands on it; the next call dials anew. 0 means 1 second.
+	StallTimeout time.Duration
+
 	// HealthCheckAfter makes the pool PING a connection that has been idle
 	// for longer than this before handing it out (bounded by the caller's
 	// context); 0 means 10 seconds, a negative value turns the check off.
@@ -54,6 +67,7 @@ const (
 	DefaultMaxIdle          = 64
 	DefaultIdleTimeout      = 5 * time.Minute
 	DefaultHealthCheckAfter = 10 * time.Second
+	DefaultStallTimeout     = time.Second
 )
 
 // Node is one Redis master. It is safe for concurrent use.
@@ -61,6 +75,9 @@ type Node struct {
 	addr   string
 	pool   *redis.Pool
 	notify notifier // the pub/sub side, see notify.go
+	mux    *mux     // the pipelined side, nil with Config.Pooled; see mux.go
+
+	stallTimeout time.Duration
 }
 
 // Stats counts a Node's connections.
@@ -88,7 +105,13 @@ func New(cfg Config) *Node {
 	if cfg.HealthCheckAfter == 0 {
 		cfg.HealthCheckAfter = DefaultHealthCheckAfter
 	}
-	n := &Node{addr: cfg.Addr}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
+	}
+	n := &Node{addr: cfg.Addr, stallTimeout: cfg.StallTimeout}
+	if !cfg.Pooled {
+		n.mux = &mux{n: n}
+	}
 	n.pool = &redis.Pool{
 		DialContext: func(ctx context.Context) (redis.Conn, error) { return dial(ctx, cfg) },
 		MaxIdle:     cfg.MaxIdle,
@@ -133,16 +156,12 @@ func dial(ctx context.Context, cfg Config) (redis.Conn, error) {
 func (n *Node) Addr() string { return n.addr }
 
 // Do sends one command and returns its reply, converted as redigo does:
-// integers as int64, bulk strings as []byte, nil for a nil reply, and a
-// Redis error reply as a redis.Error value in err. The call ends when ctx
-// ends; a connection whose command was cut short is closed, not reused.
+// integers as int64, bulk strings as []byte, status replies as string, nil
+// for a nil reply, and a Redis error reply as a redis.Error value in err.
+// The call ends when ctx ends; a pooled connection whose command was cut
+// short is closed, not reused.
 func (n *Node) Do(ctx context.Context, cmd string, args ...any) (any, error) {
-	c, err := n.pool.GetContext(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("pool: %s: %w", n.addr, err)
-	}
-	defer c.Close()
-	reply, err := redis.DoContext(c, ctx, cmd, args...)
+	reply, err := n.do(ctx, cmd, args)
 	return reply, n.wrap(ctx, err)
 }
 
@@ -150,23 +169,31 @@ func (n *Node) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 // sending its source (EVAL, which also caches it on the server) when the
 // server does not know it yet, as after a restart or SCRIPT FLUSH.
 func (n *Node) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
-	c, err := n.pool.GetContext(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("pool: %s: %w", n.addr, err)
-	}
-	defer c.Close()
 	cmdArgs := make([]any, 0, 2+len(keys)+len(args))
 	cmdArgs = append(cmdArgs, hash, len(keys))
 	for _, k := range keys {
 		cmdArgs = append(cmdArgs, k)
 	}
 	cmdArgs = append(cmdArgs, args...)
-	reply, err := redis.DoContext(c, ctx, "EVALSHA", cmdArgs...)
+	reply, err := n.do(ctx, "EVALSHA", cmdArgs)
 	if isNoScript(err) {
 		cmdArgs[0] = src
-		reply, err = redis.DoContext(c, ctx, "EVAL", cmdArgs...)
+		reply, err = n.do(ctx, "EVAL", cmdArgs)
 	}
 	return reply, n.wrap(ctx, err)
+}
+
+// do sends one command through the pipeline, or on a pooled connection.
+func (n *Node) do(ctx context.Context, cmd string, args []any) (any, error) {
+	if n.mux != nil {
+		return n.mux.do(ctx, cmd, args)
+	}
+	c, err := n.pool.GetContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return redis.DoContext(c, ctx, cmd, args...)
 }
 
 func isNoScript(err error) bool {
@@ -201,12 +228,19 @@ func (n *Node) wrap(ctx context.Context, err error) error {
 // Stats returns the connection counts.
 func (n *Node) Stats() Stats {
 	s := n.pool.Stats()
-	return Stats{Active: s.ActiveCount, Idle: s.IdleCount}
+	st := Stats{Active: s.ActiveCount, Idle: s.IdleCount}
+	if n.mux != nil && n.mux.active() {
+		st.Active++
+	}
+	return st
 }
 
 // Close closes the idle connections and makes later calls fail; connections
 // in use are closed when their calls end.
 func (n *Node) Close() error {
 	n.notify.close() // the pub/sub connection and its goroutines
+	if n.mux != nil {
+		n.mux.close()
+	}
 	return n.pool.Close()
 }

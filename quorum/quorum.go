@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-multierror"
@@ -145,15 +146,17 @@ func Do(ctx context.Context, n int, opts Options, call func(ctx context.Context,
 	}
 	res := &Result{Votes: make([]Vote, n), Answered: make([]bool, n), Need: opts.Need}
 	answers := make(chan answer, n) // never blocks a node goroutine
-	detached := context.WithoutCancel(ctx)
+	// One context for all the node calls: they start together, so they
+	// share a deadline; the last call to return releases it.
+	nctx, cancel := nodeContext(ctx, opts.Timeout)
+	var running atomic.Int32
+	running.Store(int32(n))
 	for i := range n {
 		go func() {
-			nctx, cancel := detached, context.CancelFunc(func() {})
-			if opts.Timeout > 0 {
-				nctx, cancel = context.WithTimeout(detached, opts.Timeout)
-			}
 			v := call(nctx, i)
-			cancel()
+			if running.Add(-1) == 0 {
+				cancel()
+			}
 			answers <- answer{i, v}
 			if opts.Then != nil {
 				opts.Then(i, v)
@@ -182,4 +185,14 @@ func Do(ctx context.Context, n int, opts Options, call func(ctx context.Context,
 		}
 	}
 	return res, nil
+}
+
+// nodeContext is ctx without its cancellation, ending after timeout (if
+// positive).
+func nodeContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	detached := context.WithoutCancel(ctx)
+	if timeout <= 0 {
+		return detached, func() {}
+	}
+	return context.WithTimeout(detached, timeout)
 }

@@ -51,7 +51,7 @@ func TestDoDecidesEarly(t *testing.T) {
 		{"refusals make quorum impossible", []time.Duration{1 * ms, 2 * ms, 3 * ms, 40 * ms, -1}, []quorum.Vote{no, no, no, yes, yes}, false, 3 * ms, 0, 3, 0},
 		{"failures and refusals mix", []time.Duration{1 * ms, 2 * ms, 3 * ms, 40 * ms, 40 * ms}, []quorum.Vote{fail, no, fail, yes, yes}, false, 3 * ms, 0, 1, 2},
 		{"three of five down", []time.Duration{-1, -1, -1, 1 * ms, 1 * ms}, []quorum.Vote{yes, yes, yes, yes, yes}, false, 50 * ms, 2, 0, 3},
-		{"error reply is never a grant", []time.Duration{1 * ms, 1 * ms, 1 * ms}, []quorum.Vote{{Yes: true, Err: errDown}, yes, {Yes: true, Err: errDown}}, false, 1 * ms, 1, 0, 2},
+		{"error reply is never a grant", []time.Duration{1 * ms, 0, 2 * ms}, []quorum.Vote{{Yes: true, Err: errDown}, yes, {Yes: true, Err: errDown}}, false, 2 * ms, 1, 0, 2},
 		{"single node", []time.Duration{1 * ms}, []quorum.Vote{yes}, true, 1 * ms, 1, 0, 0},
 	}
 	for _, tt := range tests {

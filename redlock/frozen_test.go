@@ -78,13 +78,13 @@ func TestFrozenNodeDoesNotDelay(t *testing.T) {
 func TestNoGoroutineLeakWithFrozenNode(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), processWaiter)
 	servers, nodes := cluster(t, 3)
-	l := newLocker(t, asNodes(nodes), redlock.Config{NodeTimeout: 50 * time.Millisecond})
+	l := newLocker(t, asNodes(nodes), redlock.Config{NodeTimeout: 250 * time.Millisecond})
 	if err := servers[2].Pause(); err != nil {
 		t.Fatal(err)
 	}
 	defer servers[2].Resume()
 	for i := range 20 {
-		lk, err := l.TryLock(t.Context(), fmt.Sprint("k", i), time.Second)
+		lk, err := l.TryLock(t.Context(), fmt.Sprint("k", i), 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestNoGoroutineLeakWithFrozenNode(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
-	if _, err := l.Lock(ctx, "held", time.Second); err == nil {
+	if _, err := l.Lock(ctx, "held", 5*time.Second); err == nil {
 		t.Fatal("Lock of a held key succeeded")
 	}
 	held.Unlock(t.Context())

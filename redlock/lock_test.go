@@ -231,7 +231,9 @@ func TestErrorRepliesAreFailures(t *testing.T) {
 	t.Run("NOAUTH", func(t *testing.T) {
 		servers, nodes := cluster(t, 3)
 		for _, s := range servers[:2] {
-			pool.New(pool.Config{Addr: s.Addr()}).Do(t.Context(), "CONFIG", "SET", "requirepass", "pw")
+			admin := pool.New(pool.Config{Addr: s.Addr()})
+			admin.Do(t.Context(), "CONFIG", "SET", "requirepass", "pw")
+			admin.Close()
 		}
 		l := newLocker(t, asNodes(nodes), redlock.Config{})
 		_, err := l.TryLock(t.Context(), "res", 10*time.Second)

@@ -175,7 +175,7 @@ func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []str
 		Need:    l.quorum,
 		Timeout: l.nodeTimeout,
 		Then: func(i int, vote quorum.Vote) {
-			acks.ack(i)
+			acks.ack(i, vote.Yes)
 			<-decided
 			if failed && v.releases(vote) { // a failed call may have landed
 				l.release(ctx, v, i, key, keys, token)
@@ -217,48 +217,60 @@ func (l *Locker) release(ctx context.Context, v *variant, i int, key string, key
 }
 
 // fanOut runs a counting script on every node, deciding at the quorum.
-// With acks, a node's call waits until that node's acquire has returned.
-func (l *Locker) fanOut(ctx context.Context, acks *acks, s script, keys []string, args ...any) (*quorum.Result, error) {
+// With acks, a node's call waits until that node's acquire has returned;
+// with grantedOnly, a node that did not grant that acquire is not called
+// and counts as a refusal.
+func (l *Locker) fanOut(ctx context.Context, acks *acks, grantedOnly bool, s script, keys []string, args ...any) (*quorum.Result, error) {
 	return quorum.Do(ctx, len(l.nodes), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout},
 		func(ctx context.Context, i int) quorum.Vote {
-			if err := acks.wait(ctx, i); err != nil {
+			granted, err := acks.wait(ctx, i)
+			if err != nil {
 				return quorum.Vote{Err: err}
+			}
+			if grantedOnly && !granted {
+				return quorum.Vote{}
 			}
 			return s.evalCount(ctx, l.nodes[i], keys, args...)
 		})
 }
 
-// acks tells which nodes' acquire calls of one attempt have returned. It
-// allocates nothing unless a release has to wait.
+// acks tells which nodes' acquire calls of one attempt have returned, and
+// which of them granted it. It allocates nothing unless a release has to
+// wait.
 type acks struct {
 	mu       sync.Mutex
 	returned []bool
+	granted  []bool
 	changed  chan struct{} // closed at the next ack; made by a waiter
 }
 
-func newAcks(n int) *acks { return &acks{returned: make([]bool, n)} }
+func newAcks(n int) *acks {
+	b := make([]bool, 2*n)
+	return &acks{returned: b[:n], granted: b[n:]}
+}
 
-func (a *acks) ack(i int) {
+func (a *acks) ack(i int, granted bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.returned[i] = true
+	a.returned[i], a.granted[i] = true, granted
 	if a.changed != nil {
 		close(a.changed)
 		a.changed = nil
 	}
 }
 
-// wait returns once node i's acquire has returned, or with ctx's error; a
-// nil *acks never waits.
-func (a *acks) wait(ctx context.Context, i int) error {
+// wait returns once node i's acquire has returned, telling whether it
+// granted, or with ctx's error. A nil *acks never waits and reports a grant.
+func (a *acks) wait(ctx context.Context, i int) (granted bool, err error) {
 	if a == nil {
-		return nil
+		return true, nil
 	}
 	for {
 		a.mu.Lock()
 		if a.returned[i] {
+			granted := a.granted[i]
 			a.mu.Unlock()
-			return nil
+			return granted, nil
 		}
 		if a.changed == nil {
 			a.changed = make(chan struct{})
@@ -268,7 +280,7 @@ func (a *acks) wait(ctx context.Context, i int) error {
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 	}
 }

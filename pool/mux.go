@@ -1,0 +1,250 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// The pipelined side of a Node (the default; see Config.Pooled): every caller's command
+// goes through one shared connection. A writer goroutine takes whatever
+// commands are queued, writes them with one Flush (one system call for many
+// callers), and hands them, in order, to a reader goroutine that matches the
+// replies to them. Redis answers one connection's commands in order, so the
+// n-th reply belongs to the n-th command written.
+//
+// A caller waits for its reply or for its context, whichever comes first. A
+// caller that gave up leaves its command in the pipeline; its reply is read
+// and dropped, so the connection stays in step. A connection that breaks, or
+// whose oldest command gets no reply within Config.StallTimeout (a frozen
+// master), is closed: every command on it fails, and the next caller dials a
+// new one.
+
+// muxQueue bounds the commands waiting for the writer and those written
+// and waiting for their replies, per connection: at the bound, callers wait
+// (until their context ends) instead of piling up on a stalled master.
+const muxQueue = 4096
+
+// errStalled closes a connection whose oldest command got no reply in time.
+var errStalled = errors.New("no reply within the stall timeout")
+
+// request is one command in the pipeline.
+type request struct {
+	cmd   string
+	args  []any
+	reply any
+	err   error
+	done  chan struct{} // closed when reply and err are set
+}
+
+// mux owns the current pipelined connection of a Node.
+type mux struct {
+	n *Node
+
+	mu      sync.Mutex
+	cur     *muxConn      // nil until dialed, and after it broke
+	dialing chan struct{} // closed when a dial in progress ends
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+// muxConn is one pipelined connection and its two goroutines.
+type muxConn struct {
+	c       redis.Conn
+	queue   chan *request // callers -> writer
+	pending chan *request // writer -> reader, in the order written
+	broken  chan struct{} // closed by fail
+	once    sync.Once
+	err     error // why it broke; set before broken is closed
+}
+
+// do sends one command through the pipeline.
+func (m *mux) do(ctx context.Context, cmd string, args []any) (any, error) {
+	mc, err := m.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := &request{cmd: cmd, args: args, done: make(chan struct{})}
+	select {
+	case mc.queue <- r:
+	case <-mc.broken:
+		return nil, mc.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case <-r.done:
+		return r.reply, r.err
+	case <-mc.broken:
+		select {
+		case <-r.done: // answered before the connection broke
+			return r.reply, r.err
+		default:
+			return nil, mc.err
+		}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// conn returns the live connection, dialing one (one dial at a time; the
+// other callers wait for it or for their context).
+func (m *mux) conn(ctx context.Context) (*muxConn, error) {
+	for {
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			return nil, errNodeClosed
+		}
+		if mc := m.cur; mc != nil {
+			m.mu.Unlock()
+			return mc, nil
+		}
+		if wait := m.dialing; wait != nil {
+			m.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		done := make(chan struct{})
+		m.dialing = done
+		m.mu.Unlock()
+
+		c, err := m.n.pool.DialContext(ctx)
+		m.mu.Lock()
+		m.dialing = nil
+		close(done)
+		if err != nil {
+			m.mu.Unlock()
+			return nil, err
+		}
+		if m.closed {
+			m.mu.Unlock()
+			c.Close()
+			return nil, errNodeClosed
+		}
+		mc := &muxConn{
+			c:       c,
+			queue:   make(chan *request, muxQueue),
+			pending: make(chan *request, muxQueue),
+			broken:  make(chan struct{}),
+		}
+		m.cur = mc
+		m.wg.Add(2)
+		go m.write(mc)
+		go m.read(mc)
+		m.mu.Unlock()
+		return mc, nil
+	}
+}
+
+// write batches queued commands into single flushes.
+func (m *mux) write(mc *muxConn) {
+	defer m.wg.Done()
+	for {
+		var r *request
+		select {
+		case r = <-mc.queue:
+		case <-mc.broken:
+			return
+		}
+		for {
+			if err := mc.c.Send(r.cmd, r.args...); err != nil {
+				m.fail(mc, err)
+				r.finish(nil, mc.err)
+				return
+			}
+			select {
+			case mc.pending <- r:
+			case <-mc.broken:
+				r.finish(nil, mc.err)
+				return
+			}
+			select {
+			case r = <-mc.queue:
+				continue
+			default:
+			}
+			break
+		}
+		if err := mc.c.Flush(); err != nil {
+			m.fail(mc, err)
+			return
+		}
+	}
+}
+
+// read matches replies to the commands written, in order.
+func (m *mux) read(mc *muxConn) {
+	defer m.wg.Done()
+	for {
+		var r *request
+		select {
+		case r = <-mc.pending:
+		case <-mc.broken:
+			return
+		}
+		reply, err := redis.ReceiveWithTimeout(mc.c, m.n.stallTimeout)
+		var rerr redis.Error
+		if err != nil && !errors.As(err, &rerr) {
+			if isTimeout(err) {
+				err = errStalled
+			}
+			m.fail(mc, err)
+			r.finish(nil, mc.err)
+			return
+		}
+		r.finish(reply, err)
+	}
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+func (r *request) finish(reply any, err error) {
+	r.reply, r.err = reply, err
+	close(r.done)
+}
+
+// fail marks mc broken (once), closes its connection (which ends a read or
+// write in progress) and detaches it from m, so that the next caller dials
+// anew. Callers still waiting on mc see broken and return its error; the
+// commands left in its channels are dropped with it.
+func (m *mux) fail(mc *muxConn, err error) {
+	mc.once.Do(func() {
+		mc.err = err
+		close(mc.broken)
+		mc.c.Close()
+		m.mu.Lock()
+		if m.cur == mc {
+			m.cur = nil
+		}
+		m.mu.Unlock()
+	})
+}
+
+// close fails the current connection and waits for every goroutine.
+func (m *mux) close() {
+	m.mu.Lock()
+	m.closed = true
+	mc := m.cur
+	m.mu.Unlock()
+	if mc != nil {
+		m.fail(mc, errNodeClosed)
+	}
+	m.wg.Wait()
+}
+
+// active reports whether a pipelined connection is open.
+func (m *mux) active() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cur != nil
+}
