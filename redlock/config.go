@@ -40,6 +40,15 @@ type Config struct {
 	// RenewFraction is how far into the TTL a renewal happens; 0 means
 	// DefaultRenewFraction. It must lie in (0, 1).
 	RenewFraction float64
+
+	// OnNodeError, if set, is told of every failed call to a master: an
+	// error reply, a network error, a timeout; also for calls that end
+	// after the outcome was decided, and for the releases after a failed
+	// attempt. op is "lock", "extend", "unlock" or "release". It is how a
+	// frozen or dead master becomes visible while locks still succeed on
+	// the others. It runs on the call's goroutine: keep it fast, and safe
+	// for concurrent use.
+	OnNodeError func(op, addr string, err error)
 }
 
 // Defaults for zero Config fields.
@@ -128,6 +137,7 @@ type settings struct {
 	fencing       bool
 	autoRenew     bool
 	renewFraction float64
+	onNodeError   func(op, addr string, err error)
 }
 
 func (c Config) settings(n int) (settings, error) {
@@ -141,6 +151,7 @@ func (c Config) settings(n int) (settings, error) {
 		fencing:       c.Fencing,
 		autoRenew:     c.AutoRenew,
 		renewFraction: c.RenewFraction,
+		onNodeError:   c.OnNodeError,
 	}
 	if s.quorum == 0 {
 		s.quorum = n/2 + 1

@@ -80,4 +80,7 @@ const (
 	opLock   = "lock"
 	opExtend = "extend"
 	opUnlock = "unlock"
+	// opRelease is the release of a failed attempt, seen only by
+	// Config.OnNodeError.
+	opRelease = "release"
 )

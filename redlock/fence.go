@@ -24,7 +24,7 @@ func (l *Locker) raiseFence(ctx context.Context, res *quorum.Result, counterKey 
 	keys := []string{counterKey}
 	wb, err := quorum.Do(ctx, len(holders), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout},
 		func(ctx context.Context, j int) quorum.Vote {
-			return fenceRaiseScript.evalCount(ctx, l.nodes[holders[j]], keys, fence)
+			return l.observe(opLock, holders[j], fenceRaiseScript.evalCount(ctx, l.nodes[holders[j]], keys, fence))
 		})
 	if err != nil {
 		return 0, err

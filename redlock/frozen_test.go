@@ -3,6 +3,7 @@ package redlock_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -106,4 +107,37 @@ func TestNoGoroutineLeakWithFrozenNode(t *testing.T) {
 	for _, n := range nodes {
 		n.Close()
 	}
+}
+
+// A frozen master is visible through Config.OnNodeError while locks keep
+// succeeding on the others.
+func TestOnNodeErrorReportsFrozenNode(t *testing.T) {
+	servers, nodes := cluster(t, 3)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	l := newLocker(t, asNodes(nodes), redlock.Config{
+		NodeTimeout: 100 * time.Millisecond,
+		OnNodeError: func(op, addr string, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen[op+" "+addr]++
+		},
+	})
+	if err := servers[2].Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer servers[2].Resume()
+	lk, err := l.TryLock(t.Context(), "k", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lk.Unlock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	frozen := servers[2].Addr()
+	await(t, "lock and unlock errors reported for the frozen master", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen["lock "+frozen] == 1 && seen["unlock "+frozen] == 1 && len(seen) == 2
+	})
 }

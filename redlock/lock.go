@@ -192,7 +192,7 @@ func (lk *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	}
 	ms := ttl.Milliseconds()
 	ttl = time.Duration(ms) * time.Millisecond
-	res, err := l.fanOut(ctx, lk.acks, false, lk.v.extend, lk.keys, lk.token, ms)
+	res, err := l.fanOut(ctx, opExtend, lk.acks, false, lk.v.extend, lk.keys, lk.token, ms)
 	validity := ttl - l.clock.Now().Sub(start) - clock.Drift(ttl, l.driftFactor)
 	if err == nil && res.OK() && validity > 0 {
 		lk.setUntil(start.Add(validity))
@@ -221,7 +221,7 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 	if released {
 		return fmt.Errorf("redlock: unlock %q: unlocked already: %w", lk.key, ErrLockLost)
 	}
-	res, err := lk.l.fanOut(ctx, lk.acks, lk.v.keepUncertain, lk.v.release, lk.keys, lk.v.releaseArgs(lk.key, lk.token)...)
+	res, err := lk.l.fanOut(ctx, opUnlock, lk.acks, lk.v.keepUncertain, lk.v.release, lk.keys, lk.v.releaseArgs(lk.key, lk.token)...)
 	if err == nil && res.OK() {
 		return nil
 	}

@@ -182,7 +182,7 @@ func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []str
 			}
 		},
 	}, func(ctx context.Context, i int) quorum.Vote {
-		return v.acquire(ctx, l.nodes[i], keys, token, ms)
+		return l.observe(opLock, i, v.acquire(ctx, l.nodes[i], keys, token, ms))
 	})
 	var fence int64
 	if err == nil && res.OK() && v.fenced {
@@ -213,24 +213,32 @@ func (l *Locker) giveUp(ctx context.Context, v *variant, key string, keys []stri
 func (l *Locker) release(ctx context.Context, v *variant, i int, key string, keys []string, token string) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.nodeTimeout)
 	defer cancel()
-	v.release.eval(rctx, l.nodes[i], keys, v.releaseArgs(key, token)...)
+	l.observe(opRelease, i, v.release.evalCount(rctx, l.nodes[i], keys, v.releaseArgs(key, token)...))
+}
+
+// observe tells Config.OnNodeError of a failed vote, and returns the vote.
+func (l *Locker) observe(op string, i int, v quorum.Vote) quorum.Vote {
+	if v.Err != nil && l.onNodeError != nil {
+		l.onNodeError(op, l.nodes[i].Addr(), v.Err)
+	}
+	return v
 }
 
 // fanOut runs a counting script on every node, deciding at the quorum.
 // With acks, a node's call waits until that node's acquire has returned;
 // with grantedOnly, a node that did not grant that acquire is not called
 // and counts as a refusal.
-func (l *Locker) fanOut(ctx context.Context, acks *acks, grantedOnly bool, s script, keys []string, args ...any) (*quorum.Result, error) {
+func (l *Locker) fanOut(ctx context.Context, op string, acks *acks, grantedOnly bool, s script, keys []string, args ...any) (*quorum.Result, error) {
 	return quorum.Do(ctx, len(l.nodes), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout},
 		func(ctx context.Context, i int) quorum.Vote {
 			granted, err := acks.wait(ctx, i)
 			if err != nil {
-				return quorum.Vote{Err: err}
+				return l.observe(op, i, quorum.Vote{Err: err})
 			}
 			if grantedOnly && !granted {
 				return quorum.Vote{}
 			}
-			return s.evalCount(ctx, l.nodes[i], keys, args...)
+			return l.observe(op, i, s.evalCount(ctx, l.nodes[i], keys, args...))
 		})
 }
 

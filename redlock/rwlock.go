@@ -53,7 +53,7 @@ func writer(id string) *variant {
 		releaseArg: id,
 		giveUp: func(ctx context.Context, l *Locker, key string, keys []string, acks *acks) {
 			// Withdraw the announcement so that readers may go on.
-			l.fanOut(ctx, acks, false, releaseScript, keys[2:3], id, ReleaseChannel(key))
+			l.fanOut(ctx, opRelease, acks, false, releaseScript, keys[2:3], id, ReleaseChannel(key))
 		},
 	}
 }
