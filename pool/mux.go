@@ -30,14 +30,18 @@ const muxQueue = 4096
 // errStalled closes a connection whose oldest command got no reply in time.
 var errStalled = errors.New("no reply within the stall timeout")
 
-// request is one command in the pipeline.
+// request is one command in the pipeline. Requests whose caller took the
+// reply are recycled; one whose caller gave up is left to the collector,
+// since the pipeline may still hold it.
 type request struct {
 	cmd   string
 	args  []any
 	reply any
 	err   error
-	done  chan struct{} // closed when reply and err are set
+	done  chan struct{} // buffered 1: one send when reply and err are set
 }
+
+var requests = sync.Pool{New: func() any { return &request{done: make(chan struct{}, 1)} }}
 
 // mux owns the current pipelined connection of a Node.
 type mux struct {
@@ -66,7 +70,8 @@ func (m *mux) do(ctx context.Context, cmd string, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &request{cmd: cmd, args: args, done: make(chan struct{})}
+	r := requests.Get().(*request)
+	r.cmd, r.args = cmd, args
 	select {
 	case mc.queue <- r:
 	case <-mc.broken:
@@ -76,17 +81,25 @@ func (m *mux) do(ctx context.Context, cmd string, args []any) (any, error) {
 	}
 	select {
 	case <-r.done:
-		return r.reply, r.err
+		return r.recycle()
 	case <-mc.broken:
 		select {
 		case <-r.done: // answered before the connection broke
-			return r.reply, r.err
+			return r.recycle()
 		default:
 			return nil, mc.err
 		}
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// recycle returns r's result and puts r back for reuse.
+func (r *request) recycle() (any, error) {
+	reply, err := r.reply, r.err
+	*r = request{done: r.done}
+	requests.Put(r)
+	return reply, err
 }
 
 // conn returns the live connection, dialing one (one dial at a time; the
@@ -190,8 +203,7 @@ func (m *mux) read(mc *muxConn) {
 			return
 		}
 		reply, err := redis.ReceiveWithTimeout(mc.c, m.n.stallTimeout)
-		var rerr redis.Error
-		if err != nil && !errors.As(err, &rerr) {
+		if _, isReply := err.(redis.Error); err != nil && !isReply {
 			if isTimeout(err) {
 				err = errStalled
 			}
@@ -210,7 +222,7 @@ func isTimeout(err error) bool {
 
 func (r *request) finish(reply any, err error) {
 	r.reply, r.err = reply, err
-	close(r.done)
+	r.done <- struct{}{}
 }
 
 // fail marks mc broken (once), closes its connection (which ends a read or

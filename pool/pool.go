@@ -175,10 +175,19 @@ func (n *Node) Eval(ctx context.Context, hash, src string, keys []string, args .
 		cmdArgs = append(cmdArgs, k)
 	}
 	cmdArgs = append(cmdArgs, args...)
+	return n.EvalPrepared(ctx, src, cmdArgs)
+}
+
+// EvalPrepared is Eval with the EVALSHA argument list built by the caller:
+// the script's SHA1 hex digest, the number of keys, the keys, then the
+// arguments. It only reads cmdArgs, so one list can serve many nodes at
+// once (redlock builds it once per fan-out). src is sent, with EVAL, only
+// when the server does not know the script.
+func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error) {
 	reply, err := n.do(ctx, "EVALSHA", cmdArgs)
 	if isNoScript(err) {
-		cmdArgs[0] = src
-		reply, err = n.do(ctx, "EVAL", cmdArgs)
+		withSrc := append([]any{src}, cmdArgs[1:]...)
+		reply, err = n.do(ctx, "EVAL", withSrc)
 	}
 	return reply, n.wrap(ctx, err)
 }
@@ -197,8 +206,8 @@ func (n *Node) do(ctx context.Context, cmd string, args []any) (any, error) {
 }
 
 func isNoScript(err error) bool {
-	var rerr redis.Error
-	return errors.As(err, &rerr) && strings.HasPrefix(string(rerr), "NOSCRIPT")
+	rerr, ok := err.(redis.Error)
+	return ok && strings.HasPrefix(string(rerr), "NOSCRIPT")
 }
 
 // wrap keeps Redis error replies as they are (so that callers can match
@@ -209,8 +218,7 @@ func (n *Node) wrap(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	var rerr redis.Error
-	if errors.As(err, &rerr) {
+	if rerr, ok := err.(redis.Error); ok {
 		return rerr
 	}
 	cerr := ctx.Err()

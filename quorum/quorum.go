@@ -111,6 +111,26 @@ func (r *Result) record(i int, v Vote) {
 	}
 }
 
+// smallN is the node count up to which a Result's votes live in one
+// allocation with it.
+const smallN = 8
+
+// resultStore holds a Result and, for small n, its votes.
+type resultStore struct {
+	res      Result
+	votes    [smallN]Vote
+	answered [smallN]bool
+}
+
+func newResult(n, need int) *Result {
+	if n > smallN {
+		return &Result{Votes: make([]Vote, n), Answered: make([]bool, n), Need: need}
+	}
+	st := &resultStore{}
+	st.res = Result{Votes: st.votes[:n], Answered: st.answered[:n], Need: need}
+	return &st.res
+}
+
 // Options configure one Do.
 type Options struct {
 	// Need is how many yes votes decide success: 1 <= Need <= n.
@@ -144,37 +164,43 @@ func Do(ctx context.Context, n int, opts Options, call func(ctx context.Context,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res := &Result{Votes: make([]Vote, n), Answered: make([]bool, n), Need: opts.Need}
+	res := newResult(n, opts.Need)
 	answers := make(chan answer, n) // never blocks a node goroutine
 	// One context for all the node calls: they start together, so they
-	// share a deadline; the last call to return releases it.
+	// share a deadline, which is also Do's. The last call to return
+	// releases it, after sending its answer.
 	nctx, cancel := nodeContext(ctx, opts.Timeout)
 	var running atomic.Int32
 	running.Store(int32(n))
 	for i := range n {
 		go func() {
 			v := call(nctx, i)
+			answers <- answer{i, v}
 			if running.Add(-1) == 0 {
 				cancel()
 			}
-			answers <- answer{i, v}
 			if opts.Then != nil {
 				opts.Then(i, v)
 			}
 		}()
 	}
 
-	var timeout <-chan time.Time
-	if opts.Timeout > 0 {
-		t := time.NewTimer(opts.Timeout)
-		defer t.Stop()
-		timeout = t.C
-	}
 	for !res.decided() {
 		select {
 		case a := <-answers:
 			res.record(a.i, a.v)
-		case <-timeout:
+		case <-nctx.Done():
+			// The timeout, or every call returned (their answers are
+			// queued already): take what is there, then the rest have
+			// no answer.
+			for drained := false; !drained; {
+				select {
+				case a := <-answers:
+					res.record(a.i, a.v)
+				default:
+					drained = true
+				}
+			}
 			for i := range res.Answered {
 				if !res.Answered[i] {
 					res.record(i, Vote{Err: ErrNoAnswer})

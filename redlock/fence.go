@@ -21,10 +21,10 @@ func (l *Locker) raiseFence(ctx context.Context, res *quorum.Result, counterKey 
 			fence = max(fence, v.Value.(int64))
 		}
 	}
-	keys := []string{counterKey}
+	raise := fenceRaiseScript.with([]string{counterKey}, fence)
 	wb, err := quorum.Do(ctx, len(holders), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout},
 		func(ctx context.Context, j int) quorum.Vote {
-			return l.observe(opLock, holders[j], fenceRaiseScript.evalCount(ctx, l.nodes[holders[j]], keys, fence))
+			return l.observe(opLock, holders[j], raise.count(ctx, l.nodes[holders[j]]))
 		})
 	if err != nil {
 		return 0, err

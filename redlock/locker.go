@@ -170,6 +170,7 @@ func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []str
 	var failed bool // written before decided is closed
 	acks := newAcks(len(l.nodes))
 
+	acquire := v.acquire(keys, token, ms) // its arguments serve every node
 	start := l.clock.Now()
 	res, err := quorum.Do(ctx, len(l.nodes), quorum.Options{
 		Need:    l.quorum,
@@ -182,7 +183,7 @@ func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []str
 			}
 		},
 	}, func(ctx context.Context, i int) quorum.Vote {
-		return l.observe(opLock, i, v.acquire(ctx, l.nodes[i], keys, token, ms))
+		return l.observe(opLock, i, acquire(ctx, l.nodes[i]))
 	})
 	var fence int64
 	if err == nil && res.OK() && v.fenced {
@@ -213,7 +214,7 @@ func (l *Locker) giveUp(ctx context.Context, v *variant, key string, keys []stri
 func (l *Locker) release(ctx context.Context, v *variant, i int, key string, keys []string, token string) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.nodeTimeout)
 	defer cancel()
-	l.observe(opRelease, i, v.release.evalCount(rctx, l.nodes[i], keys, v.releaseArgs(key, token)...))
+	l.observe(opRelease, i, v.release.with(keys, v.releaseArgs(key, token)...).count(rctx, l.nodes[i]))
 }
 
 // observe tells Config.OnNodeError of a failed vote, and returns the vote.
@@ -229,6 +230,7 @@ func (l *Locker) observe(op string, i int, v quorum.Vote) quorum.Vote {
 // with grantedOnly, a node that did not grant that acquire is not called
 // and counts as a refusal.
 func (l *Locker) fanOut(ctx context.Context, op string, acks *acks, grantedOnly bool, s script, keys []string, args ...any) (*quorum.Result, error) {
+	c := s.with(keys, args...)
 	return quorum.Do(ctx, len(l.nodes), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout},
 		func(ctx context.Context, i int) quorum.Vote {
 			granted, err := acks.wait(ctx, i)
@@ -238,7 +240,7 @@ func (l *Locker) fanOut(ctx context.Context, op string, acks *acks, grantedOnly 
 			if grantedOnly && !granted {
 				return quorum.Vote{}
 			}
-			return l.observe(op, i, s.evalCount(ctx, l.nodes[i], keys, args...))
+			return l.observe(op, i, c.count(ctx, l.nodes[i]))
 		})
 }
 

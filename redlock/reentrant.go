@@ -3,8 +3,6 @@ package redlock
 import (
 	"context"
 	"time"
-
-	"github.com/quorumlock/quorumlock/quorum"
 )
 
 // Reentrant is a lock that one owner may hold several times over: each
@@ -32,10 +30,8 @@ func (l *Locker) Reentrant(key, owner string) *Reentrant {
 }
 
 var reentrant = &variant{
-	keys: func(key string) []string { return []string{key} },
-	acquire: func(ctx context.Context, n Node, keys []string, owner string, ms int64) quorum.Vote {
-		return reentrantAcquireScript.evalCount(ctx, n, keys, owner, ms)
-	},
+	keys:          func(key string) []string { return []string{key} },
+	acquire:       reentrantAcquireScript.acquire,
 	extend:        reentrantExtendScript,
 	release:       reentrantReleaseScript,
 	keepUncertain: true,

@@ -32,10 +32,8 @@ func rwKeys(key string) []string {
 }
 
 var reader = &variant{
-	keys: rwKeys,
-	acquire: func(ctx context.Context, n Node, keys []string, token string, ms int64) quorum.Vote {
-		return readAcquireScript.evalCount(ctx, n, keys, token, ms)
-	},
+	keys:    rwKeys,
+	acquire: readAcquireScript.acquire,
 	extend:  readExtendScript,
 	release: readReleaseScript,
 }
@@ -45,8 +43,8 @@ var reader = &variant{
 func writer(id string) *variant {
 	return &variant{
 		keys: rwKeys,
-		acquire: func(ctx context.Context, n Node, keys []string, token string, ms int64) quorum.Vote {
-			return writeAcquireScript.evalCount(ctx, n, keys, token, ms, id)
+		acquire: func(keys []string, token string, ms int64) func(context.Context, Node) quorum.Vote {
+			return writeAcquireScript.with(keys, token, ms, id).count
 		},
 		extend:     extendScript, // on the writer key, keys[0]
 		release:    writeReleaseScript,

@@ -42,14 +42,45 @@ func loadScript(name string) script {
 	return script{src: string(src), hash: hex.EncodeToString(sum[:])}
 }
 
-func (s script) eval(ctx context.Context, n Node, keys []string, args ...any) (any, error) {
-	return n.Eval(ctx, s.hash, s.src, keys, args...)
+// preparedEvaler is implemented by nodes (*pool.Node) that take a ready
+// EVALSHA argument list: hash, number of keys, keys, arguments. A fan-out
+// builds it once for all nodes instead of once per node.
+type preparedEvaler interface {
+	EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error)
 }
 
-// evalCount runs a script that answers a count: > 0 is a yes carrying the
-// count, 0 a no.
-func (s script) evalCount(ctx context.Context, n Node, keys []string, args ...any) quorum.Vote {
-	reply, err := s.eval(ctx, n, keys, args...)
+// call is one script invocation for a fan-out: its keys and arguments, and
+// the EVALSHA argument list built from them once.
+type call struct {
+	s        script
+	keys     []string
+	args     []any
+	prepared []any
+}
+
+func (s script) with(keys []string, args ...any) *call {
+	prepared := make([]any, 0, 2+len(keys)+len(args))
+	prepared = append(prepared, s.hash, len(keys))
+	for _, k := range keys {
+		prepared = append(prepared, k)
+	}
+	return &call{s: s, keys: keys, args: args, prepared: append(prepared, args...)}
+}
+
+// count runs the call on n; the script answers a count: > 0 is a yes
+// carrying the count, 0 a no.
+func (c *call) count(ctx context.Context, n Node) quorum.Vote {
+	var reply any
+	var err error
+	if p, ok := n.(preparedEvaler); ok {
+		reply, err = p.EvalPrepared(ctx, c.s.src, c.prepared)
+	} else {
+		reply, err = n.Eval(ctx, c.s.hash, c.s.src, c.keys, c.args...)
+	}
+	return countVote(reply, err)
+}
+
+func countVote(reply any, err error) quorum.Vote {
 	if err != nil {
 		return quorum.Vote{Err: err}
 	}

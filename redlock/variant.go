@@ -14,9 +14,10 @@ type variant struct {
 	// keys returns the Redis keys of the lock named key; keys[0] is the
 	// key whose presence means "held". All share one hash slot.
 	keys func(key string) []string
-	// acquire tries the lock on one master. A yes vote may carry an
-	// int64 Value (the fencing counter).
-	acquire func(ctx context.Context, n Node, keys []string, token string, ms int64) quorum.Vote
+	// acquire returns one attempt's acquire step, which tries the lock on
+	// one master; the arguments are built once per attempt, not per
+	// master. A yes vote may carry an int64 Value (the fencing counter).
+	acquire func(keys []string, token string, ms int64) func(ctx context.Context, n Node) quorum.Vote
 	// extend (ARGV token, ms) and release (ARGV token, channel, then
 	// releaseArg if set) answer a count: > 0 yes, 0 no.
 	extend, release script
@@ -32,6 +33,11 @@ type variant struct {
 	// giveUp, if set, runs when an acquisition fails for good (TryLock's
 	// one attempt, or Lock's last).
 	giveUp func(ctx context.Context, l *Locker, key string, keys []string, acks *acks)
+}
+
+// acquire makes a script, called with (token, ms), a variant's acquire.
+func (s script) acquire(keys []string, token string, ms int64) func(context.Context, Node) quorum.Vote {
+	return s.with(keys, token, ms).count
 }
 
 // releaseArgs are the release script's arguments.
@@ -50,19 +56,20 @@ func (v *variant) releases(vote quorum.Vote) bool {
 
 var plain = &variant{
 	keys: func(key string) []string { return []string{key} },
-	acquire: func(ctx context.Context, n Node, keys []string, token string, ms int64) quorum.Vote {
-		reply, err := n.Do(ctx, "SET", keys[0], token, "NX", "PX", ms)
-		return quorum.Vote{Yes: err == nil && reply != nil, Err: err}
+	acquire: func(keys []string, token string, ms int64) func(context.Context, Node) quorum.Vote {
+		args := []any{keys[0], token, "NX", "PX", ms}
+		return func(ctx context.Context, n Node) quorum.Vote {
+			reply, err := n.Do(ctx, "SET", args...)
+			return quorum.Vote{Yes: err == nil && reply != nil, Err: err}
+		}
 	},
 	extend:  extendScript,
 	release: releaseScript,
 }
 
 var fenced = &variant{
-	keys: func(key string) []string { return []string{key, fenceKey(key)} },
-	acquire: func(ctx context.Context, n Node, keys []string, token string, ms int64) quorum.Vote {
-		return fenceAcquireScript.evalCount(ctx, n, keys, token, ms)
-	},
+	keys:    func(key string) []string { return []string{key, fenceKey(key)} },
+	acquire: fenceAcquireScript.acquire,
 	extend:  extendScript,
 	release: releaseScript,
 	fenced:  true,
