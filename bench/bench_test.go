@@ -1,0 +1,145 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/bench"
+	"github.com/quorumlock/quorumlock/internal/redisproc"
+	"github.com/quorumlock/quorumlock/internal/redistest"
+)
+
+// The Go benchmarks measure the same implementations through the same
+// bench.Mutex interface as the harness, named for benchstat:
+//
+//	go test -run '^$' -bench . -count 6 > new.txt
+//	benchstat -col /impl new.txt          # implementations side by side
+//	benchstat old.txt new.txt             # one implementation across runs
+
+var nodeCounts = []int{1, 3, 5}
+
+// keys makes every benchmark key unique, so that what one run leaves on a
+// node never meets the next.
+var keys atomic.Int64
+
+func key(prefix string) string { return fmt.Sprintf("%s:%d", prefix, keys.Add(1)) }
+
+// forEach runs fn as a sub-benchmark nodes=N/impl=X for every N and every
+// implementation that include accepts, with a Locker on the first N of five
+// fresh masters.
+func forEach(b *testing.B, include func(im bench.Impl, n int) bool, fn func(b *testing.B, servers []*redisproc.Server, l bench.Locker)) {
+	servers := redistest.Start(b, 5, redisproc.Options{})
+	for _, n := range nodeCounts {
+		var impls []bench.Impl
+		for _, im := range bench.Impls() {
+			if include(im, n) {
+				impls = append(impls, im)
+			}
+		}
+		if len(impls) == 0 {
+			continue
+		}
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			for _, im := range impls {
+				b.Run("impl="+im.Name, func(b *testing.B) {
+					l, err := im.New(redistest.Addrs(servers[:n]), bench.Settings{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer l.Close()
+					fn(b, servers[:n], l)
+				})
+			}
+		})
+	}
+}
+
+// context with a deadline: redislock would add one to each call otherwise,
+// and every implementation should get the same.
+func benchContext(b *testing.B) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	b.Cleanup(cancel)
+	return ctx
+}
+
+func cycle(b *testing.B, ctx context.Context, m bench.Mutex) {
+	if err := m.Lock(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkLockUnlock is scenario (a) and (e): one goroutine, one key,
+// uncontended lock+unlock.
+func BenchmarkLockUnlock(b *testing.B) {
+	forEach(b, in(bench.Latency), func(b *testing.B, _ []*redisproc.Server, l bench.Locker) {
+		ctx := benchContext(b)
+		m := l.NewMutex(key("lockunlock"))
+		b.ReportAllocs()
+		for b.Loop() {
+			cycle(b, ctx, m)
+		}
+	})
+}
+
+// BenchmarkThroughput is scenario (b) with 64 goroutines, each on its own
+// key; ns/op is the inverse of the throughput. A failed cycle does not stop
+// the benchmark: it is counted in errors/op, and each cycle gets a second
+// at most, so that an implementation that stalls slows the benchmark down
+// without hanging it.
+func BenchmarkThroughput(b *testing.B) {
+	const goroutines = 64
+	forEach(b, in(bench.Throughput), func(b *testing.B, _ []*redisproc.Server, l bench.Locker) {
+		var errs atomic.Int64
+		b.SetParallelism((goroutines + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			m := l.NewMutex(key("throughput"))
+			for pb.Next() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				err := m.Lock(ctx)
+				if err == nil {
+					err = m.Unlock(ctx)
+				}
+				cancel()
+				if err != nil {
+					errs.Add(1)
+				}
+			}
+		})
+		b.ReportMetric(float64(errs.Load())/float64(b.N), "errors/op")
+	})
+}
+
+// BenchmarkFrozen is scenario (d) with the last node frozen (SIGSTOP), for
+// N >= 3. redsync-nodeadline is left out: it hangs until the node resumes.
+func BenchmarkFrozen(b *testing.B) {
+	include := func(im bench.Impl, n int) bool {
+		return n >= 3 && im.Supports(bench.Degraded, n) && im.Name != bench.RedsyncNoDeadline
+	}
+	forEach(b, include, func(b *testing.B, servers []*redisproc.Server, l bench.Locker) {
+		ctx := benchContext(b)
+		m := l.NewMutex(key("frozen"))
+		cycle(b, ctx, m) // connect to every node while all answer
+		frozen := servers[len(servers)-1]
+		if err := frozen.Pause(); err != nil {
+			b.Fatal(err)
+		}
+		defer frozen.Resume()
+		b.ReportAllocs()
+		for b.Loop() {
+			cycle(b, ctx, m)
+		}
+	})
+}
+
+// in accepts the implementations that take part in sc.
+func in(sc bench.Scenario) func(bench.Impl, int) bool {
+	return func(im bench.Impl, n int) bool { return im.Supports(sc, n) }
+}

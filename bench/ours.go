@@ -1,0 +1,101 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+
+	"github.com/quorumlock/quorumlock/pool"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// oursLocker runs quorumlock at its defaults, with an OnNodeError observer
+// that counts what it is told (the caller's view of a faulty node).
+type oursLocker struct {
+	nodes  []*pool.Node
+	l      *redlock.Locker
+	s      Settings
+	faults atomic.Int64
+}
+
+var _ FaultReporter = (*oursLocker)(nil)
+
+// newOurs returns quorumlock at its defaults, with pool.Config.Pooled set
+// as asked, and with release notifications or (polling) without.
+func newOurs(pooled, polling bool) func([]string, Settings) (Locker, error) {
+	return func(addrs []string, s Settings) (Locker, error) {
+		return ours(addrs, s, pooled, polling)
+	}
+}
+
+// pollingNode hides pool.Node's Subscribe from redlock, so that a waiting
+// Lock only polls (its jittered backoff) instead of being woken by release
+// notifications.
+type pollingNode struct{ n *pool.Node }
+
+func (p pollingNode) Addr() string { return p.n.Addr() }
+func (p pollingNode) Do(ctx context.Context, cmd string, args ...any) (any, error) {
+	return p.n.Do(ctx, cmd, args...)
+}
+func (p pollingNode) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
+	return p.n.Eval(ctx, hash, src, keys, args...)
+}
+func (p pollingNode) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error) {
+	return p.n.EvalPrepared(ctx, src, cmdArgs)
+}
+
+func ours(addrs []string, s Settings, pooled, polling bool) (Locker, error) {
+	o := &oursLocker{s: s}
+	nodes := make([]redlock.Node, len(addrs))
+	for i, addr := range addrs {
+		n := pool.New(pool.Config{Addr: addr, MaxIdle: s.PoolSize, DialTimeout: s.DialTimeout, Pooled: pooled})
+		o.nodes = append(o.nodes, n)
+		nodes[i] = n
+		if polling {
+			nodes[i] = pollingNode{n}
+		}
+	}
+	l, err := redlock.New(nodes, redlock.Config{
+		OnNodeError: func(op, addr string, err error) { o.faults.Add(1) },
+	})
+	if err != nil {
+		o.Close()
+		return nil, err
+	}
+	o.l = l
+	return o, nil
+}
+
+// NodeFaults returns how many failed node calls OnNodeError reported.
+func (o *oursLocker) NodeFaults() int64 { return o.faults.Load() }
+
+func (o *oursLocker) NewMutex(key string) Mutex { return &oursMutex{o: o, key: key} }
+
+func (o *oursLocker) Close() error {
+	var errs []error
+	for _, n := range o.nodes {
+		errs = append(errs, n.Close())
+	}
+	return errors.Join(errs...)
+}
+
+type oursMutex struct {
+	o    *oursLocker
+	key  string
+	held *redlock.Lock
+}
+
+func (m *oursMutex) Lock(ctx context.Context) error {
+	lk, err := m.o.l.Lock(ctx, m.key, m.o.s.TTL)
+	if err != nil {
+		return err
+	}
+	m.held = lk
+	return nil
+}
+
+func (m *oursMutex) Unlock(ctx context.Context) error {
+	lk := m.held
+	m.held = nil
+	return lk.Unlock(ctx)
+}

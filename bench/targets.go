@@ -1,0 +1,132 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Evaluate measures the report against the targets of the issue, for
+// quorumlock at its defaults and then for each other configuration of
+// quorumlock in the run. A target whose rows are missing from the run is
+// reported as not known, never as met.
+func (r *Report) Evaluate() []Target {
+	var ts []Target
+	for _, v := range []string{Ours, OursPooled} {
+		if r.latency(v, r.Options.Nodes[0]) != nil {
+			ts = append(ts, r.evaluateFor(v)...)
+		}
+	}
+	return ts
+}
+
+// evaluateFor evaluates the targets for the implementation named ours; the
+// target names carry its name unless it is quorumlock at its defaults.
+func (r *Report) evaluateFor(ours string) []Target {
+	var ts []Target
+	add := func(name, goal string, known, met bool, format string, args ...any) {
+		if ours != Ours {
+			name = ours + ": " + name
+		}
+		ts = append(ts, Target{Name: name, Goal: goal, Value: fmt.Sprintf(format, args...), Met: known && met, Known: known})
+	}
+
+	ours5, rs5, raw5 := r.latency(ours, 5), r.latency(Redsync, 5), r.latency(Raw, 5)
+	if ok := has(ours5) && has(rs5); ok {
+		x := ours5.P50 / rs5.P50
+		add("uncontended p50, N=5, vs redsync", "<= 0.75x", true, x <= 0.75, "%.3fx (%s vs %s µs)", x, us(ours5.P50), us(rs5.P50))
+	} else {
+		add("uncontended p50, N=5, vs redsync", "<= 0.75x", false, false, "no data")
+	}
+	if ok := has(ours5) && has(raw5); ok {
+		x := ours5.P50 / raw5.P50
+		add("uncontended p50, N=5, vs raw limit", "<= 1.1x", true, x <= 1.1, "%.3fx (%s vs %s µs)", x, us(ours5.P50), us(raw5.P50))
+	} else {
+		add("uncontended p50, N=5, vs raw limit", "<= 1.1x", false, false, "no data")
+	}
+
+	if o, p := r.throughput(ours, 5, 64), r.throughput(Redsync, 5, 64); o != nil && p != nil && p.PerSec > 0 {
+		x := o.PerSec / p.PerSec
+		add("throughput, 64 goroutines, N=5, vs redsync", ">= 1.5x", true, x >= 1.5, "%.3fx (%.0f vs %.0f cycles/s)", x, o.PerSec, p.PerSec)
+	} else {
+		add("throughput, 64 goroutines, N=5, vs redsync", ">= 1.5x", false, false, "no data")
+	}
+
+	// The healthy p99 is the same client's just before the fault, or, in
+	// a report without it, scenario (a)'s.
+	if d := r.degraded(ours, 5, Frozen); d != nil && d.P99 > 0 && (d.Healthy.P99 > 0 || has(ours5)) {
+		healthy := d.Healthy.P99
+		if healthy == 0 {
+			healthy = ours5.P99
+		}
+		x := d.P99 / healthy
+		add("one of 5 frozen: p99 vs our healthy p99", "<= 2x", true, x <= 2 && !d.Hung, "%.3fx (%s vs %s µs)", x, us(d.P99), us(healthy))
+		add("one of 5 frozen: frozen node visible to the caller", "visible", true, d.Visible, "%v", d.Visible)
+	} else {
+		add("one of 5 frozen: p99 vs our healthy p99", "<= 2x", false, false, "no data")
+		add("one of 5 frozen: frozen node visible to the caller", "visible", false, false, "no data")
+	}
+	var hung, manyG, manyC []string
+	var rows int
+	for _, d := range r.Degraded {
+		if d.Impl != ours {
+			continue
+		}
+		rows++
+		name := fmt.Sprintf("N=%d %s", d.Nodes, d.Fault)
+		if d.Hung {
+			hung = append(hung, name)
+		}
+		// One caller goroutine: a bounded client has at most a lock and an
+		// unlock in flight per node, each with a goroutine and a
+		// connection; anything beyond grows with the call rate.
+		if d.Goroutines > 2*d.Nodes {
+			manyG = append(manyG, fmt.Sprintf("%s: %d", name, d.Goroutines))
+		}
+		if d.Conns > 2*d.Nodes {
+			manyC = append(manyC, fmt.Sprintf("%s: %d", name, d.Conns))
+		}
+	}
+	add("degraded (frozen, killed; N=3, 5): no hang", "none hung", rows > 0, len(hung) == 0, "%d of %d hung %s", len(hung), rows, strings.Join(hung, ", "))
+	add("degraded: goroutines left at the end <= 2N", "bounded", rows > 0, len(manyG) == 0,
+		"%d of %d over %s", len(manyG), rows, strings.Join(manyG, ", "))
+	add("degraded: connections left at the end <= 2N", "bounded", rows > 0, len(manyC) == 0,
+		"%d of %d over %s", len(manyC), rows, strings.Join(manyC, ", "))
+
+	for _, n := range r.Options.Nodes {
+		o, p := r.latency(ours, n), r.latency(Redsync, n)
+		name := fmt.Sprintf("allocs per cycle, N=%d, vs redsync", n)
+		if o != nil && p != nil && p.AllocsPerCycle > 0 && o.Count > 0 {
+			x := o.AllocsPerCycle / p.AllocsPerCycle
+			add(name, "<= 0.5x", true, x <= 0.5, "%.3fx (%.1f vs %.1f)", x, o.AllocsPerCycle, p.AllocsPerCycle)
+		} else {
+			add(name, "<= 0.5x", false, false, "no data")
+		}
+	}
+
+	for _, n := range r.Options.Nodes {
+		o, p := r.contention(ours, n), r.contention(Redsync, n)
+		known := o != nil && o.Acquisitions > 0
+		if !known {
+			o = &ContentionRow{}
+		}
+		add(fmt.Sprintf("contention, N=%d: no spurious failure", n), "0", known, o.Spurious == 0 && !o.Hung, "%d", o.Spurious)
+		if known && p != nil && p.Wait.P99 > 0 {
+			x := o.Wait.P99 / p.Wait.P99
+			add(fmt.Sprintf("contention, N=%d: p99 wait vs redsync", n), "<= 0.1x", true, x <= 0.1,
+				"%.3fx (%s vs %s µs)", x, us(o.Wait.P99), us(p.Wait.P99))
+		} else {
+			add(fmt.Sprintf("contention, N=%d: p99 wait vs redsync", n), "<= 0.1x", false, false, "no data")
+		}
+		add(fmt.Sprintf("contention, N=%d: smallest share vs mean", n), ">= 0.5", known, o.MinShareOfMean >= 0.5, "%.2f", o.MinShareOfMean)
+		if ours == Ours {
+			if q := r.contention(OursPolling, n); q != nil && known && !q.Hung && !o.Hung && q.Wait.P99 > 0 {
+				x := o.Wait.P99 / q.Wait.P99
+				add(fmt.Sprintf("contention, N=%d: p99 wait woken by release vs polling only", n), "<= 1x", true, x <= 1,
+					"%.3fx (%s vs %s µs; p50 %s vs %s µs)", x, us(o.Wait.P99), us(q.Wait.P99), us(o.Wait.P50), us(q.Wait.P50))
+			}
+		}
+	}
+	return ts
+}
+
+func has(row *LatencyRow) bool { return row != nil && row.Count > 0 && row.P50 > 0 }
