@@ -157,6 +157,7 @@ type fake struct {
 	addr     string
 	delay    time.Duration
 	setDelay time.Duration // when > 0, the delay of SET instead of delay
+	deaf     bool          // SET ignores its context: it takes setDelay regardless
 	err      error         // answered instead of executing, when set
 
 	mu   sync.Mutex
@@ -206,6 +207,9 @@ func (f *fake) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 	delay := f.delay
 	if f.setDelay > 0 {
 		delay = f.setDelay
+	}
+	if f.deaf {
+		ctx = context.Background()
 	}
 	if err := f.wait(ctx, delay); err != nil {
 		return nil, err

@@ -221,7 +221,8 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 	if released {
 		return fmt.Errorf("redlock: unlock %q: unlocked already: %w", lk.key, ErrLockLost)
 	}
-	res, err := lk.l.fanOut(ctx, opUnlock, lk.acks, lk.v.keepUncertain, lk.v.release, lk.keys, lk.v.releaseArgs(lk.key, lk.token)...)
+	res, err := lk.l.fanOut(ctx, opUnlock, lk.acks, lk.v.keepUncertain, lk.v.release, lk.keys, lk.v.releaseArgs(ReleaseChannel(lk.key), lk.token)...)
+	lk.l.queues.released(lk.key)
 	if err == nil && res.OK() {
 		return nil
 	}

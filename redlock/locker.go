@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"reflect"
 	"sync"
 	"time"
@@ -28,7 +29,8 @@ type Node interface {
 // Locker acquires locks over a fixed set of masters. It is safe for
 // concurrent use and keeps no state per acquisition.
 type Locker struct {
-	nodes []Node
+	nodes  []Node
+	queues queues // this process's waiters, per key
 	settings
 }
 
@@ -105,7 +107,25 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key, token string, ttl
 		return nil, err
 	}
 	keys := v.keys(key)
-	var w *waiter
+	fifo := retry && !v.unqueued
+	var (
+		t    *ticket         // our place among this process's waiters for key
+		kick <-chan struct{} // a release of key by this process
+		w    *waiter
+	)
+	defer func() {
+		if t != nil {
+			l.queues.leave(key, t)
+		}
+	}()
+	if fifo && l.queues.busy(key) {
+		// Others here wait for key already: queue up behind them
+		// instead of barging ahead.
+		t, kick = l.queues.join(key)
+		if err := t.wait(ctx); err != nil {
+			return nil, l.quorumError(opLock, key, nil, err)
+		}
+	}
 	for attempt := 1; ; attempt++ {
 		tok := token
 		if tok == "" {
@@ -124,17 +144,23 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key, token string, ttl
 			return nil, err
 		}
 		if ctx.Err() == nil {
-			if w == nil {
+			if fifo && t == nil {
+				t, kick = l.queues.join(key)
+				if t.wait(ctx) == nil {
+					continue // our turn: try at once
+				}
+			} else if w == nil {
 				// Subscribe, then try once more at once: a release
 				// that came before the subscription was not announced
 				// to us.
 				w = l.newWaiter(ctx, key)
 				if w != nil {
+					w.kick = kick
 					continue
 				}
-				w = &waiter{}
+				w = &waiter{kick: kick}
 			}
-			if w.wait(ctx, l.retry.Backoff(attempt)) {
+			if ctx.Err() == nil && w.wait(ctx, l.retry.Backoff(attempt)) {
 				continue
 			}
 		}
@@ -179,7 +205,7 @@ func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []str
 			acks.ack(i, vote.Yes)
 			<-decided
 			if failed && v.releases(vote) { // a failed call may have landed
-				l.release(ctx, v, i, key, keys, token)
+				l.release(ctx, v, i, "", keys, token) // announces nothing
 			}
 		},
 	}, func(ctx context.Context, i int) quorum.Vote {
@@ -209,12 +235,13 @@ func (l *Locker) giveUp(ctx context.Context, v *variant, key string, keys []stri
 	}
 }
 
-// release runs v's release script on node i, under a context that ctx's
-// cancellation cannot cut short.
-func (l *Locker) release(ctx context.Context, v *variant, i int, key string, keys []string, token string) {
+// release runs v's release script on node i, announcing it on channel
+// unless that is "", under a context that ctx's cancellation cannot cut
+// short.
+func (l *Locker) release(ctx context.Context, v *variant, i int, channel string, keys []string, token string) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.nodeTimeout)
 	defer cancel()
-	l.observe(opRelease, i, v.release.with(keys, v.releaseArgs(key, token)...).count(rctx, l.nodes[i]))
+	l.observe(opRelease, i, v.release.with(keys, v.releaseArgs(channel, token)...).count(rctx, l.nodes[i]))
 }
 
 // observe tells Config.OnNodeError of a failed vote, and returns the vote.
@@ -235,6 +262,15 @@ func (l *Locker) fanOut(ctx context.Context, op string, acks *acks, grantedOnly 
 		func(ctx context.Context, i int) quorum.Vote {
 			granted, err := acks.wait(ctx, i)
 			if err != nil {
+				if op == opUnlock && acks.runLater(i, func(granted bool) {
+					if granted || !grantedOnly {
+						rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.nodeTimeout)
+						defer cancel()
+						l.observe(op, i, c.count(rctx, l.nodes[i]))
+					}
+				}) {
+					err = fmt.Errorf("redlock: unlock %s: released once its acquire returns: %w", l.nodes[i].Addr(), err)
+				}
 				return l.observe(op, i, quorum.Vote{Err: err})
 			}
 			if grantedOnly && !granted {
@@ -251,7 +287,8 @@ type acks struct {
 	mu       sync.Mutex
 	returned []bool
 	granted  []bool
-	changed  chan struct{} // closed at the next ack; made by a waiter
+	changed  chan struct{}      // closed at the next ack; made by a waiter
+	later    map[int]func(bool) // run at node i's ack, with its grant
 }
 
 func newAcks(n int) *acks {
@@ -261,12 +298,32 @@ func newAcks(n int) *acks {
 
 func (a *acks) ack(i int, granted bool) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	a.returned[i], a.granted[i] = true, granted
 	if a.changed != nil {
 		close(a.changed)
 		a.changed = nil
 	}
+	f := a.later[i]
+	delete(a.later, i)
+	a.mu.Unlock()
+	if f != nil {
+		f(granted)
+	}
+}
+
+// runLater runs f when node i's acquire returns, on the goroutine of that call;
+// it reports false, running nothing, when the acquire has returned already.
+func (a *acks) runLater(i int, f func(granted bool)) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.returned[i] {
+		return false
+	}
+	if a.later == nil {
+		a.later = make(map[int]func(bool))
+	}
+	a.later[i] = f
+	return true
 }
 
 // wait returns once node i's acquire has returned, telling whether it

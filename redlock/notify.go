@@ -17,7 +17,8 @@ type notifier interface {
 // on a release announced by any master, whichever comes first. Polling stays
 // as the fallback for announcements that get lost.
 type waiter struct {
-	wake   chan struct{} // nil: poll only
+	wake   chan struct{}   // nil: poll only
+	kick   <-chan struct{} // a release by this process (see queues)
 	unsubs []func()
 	timer  *time.Timer
 }
@@ -56,7 +57,8 @@ func (l *Locker) newWaiter(ctx context.Context, key string) *waiter {
 	return w
 }
 
-// wait blocks for d, or until a release is announced, or until ctx ends;
+// wait blocks for d, or until a release is announced (or made by this
+// process), or until ctx ends;
 // it reports whether to try again (false when ctx ended).
 func (w *waiter) wait(ctx context.Context, d time.Duration) bool {
 	if w.timer == nil {
@@ -68,6 +70,8 @@ func (w *waiter) wait(ctx context.Context, d time.Duration) bool {
 	case <-w.timer.C:
 		return true
 	case <-w.wake:
+		return true
+	case <-w.kick:
 		return true
 	case <-ctx.Done():
 		return false

@@ -101,3 +101,43 @@ func TestWakeWriterOnLastReader(t *testing.T) {
 		t.Fatalf("the writer was not woken by the last reader: %v", err)
 	}
 }
+
+// The clean-up of a failed attempt announces nothing (a waiter would wake
+// itself); a real Unlock does.
+func TestOnlyUnlockAnnounces(t *testing.T) {
+	_, nodes := cluster(t, 3)
+	for _, node := range nodes[:2] { // someone else holds a majority
+		if _, err := node.Do(t.Context(), "SET", "k", "other", "PX", 60000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	heard := make(chan struct{}, 10)
+	unsub, err := nodes[2].Subscribe(t.Context(), redlock.ReleaseChannel("k"), heard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unsub()
+	l := newLocker(t, asNodes(nodes), redlock.Config{})
+	if _, err := l.TryLock(t.Context(), "k", time.Minute); err == nil {
+		t.Fatal("TryLock of a held key succeeded")
+	}
+	awaitValues(t, nodes, "k", "other", "other", "") // node 2 granted, then was released
+	for _, node := range nodes[:2] {
+		node.Do(t.Context(), "DEL", "k")
+	}
+	lk, err := l.TryLock(t.Context(), "k", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(heard) != 0 {
+		t.Fatal("the release of a failed attempt was announced")
+	}
+	if err := lk.Unlock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-heard:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Unlock was not announced")
+	}
+}

@@ -35,6 +35,7 @@ var reentrant = &variant{
 	extend:        reentrantExtendScript,
 	release:       reentrantReleaseScript,
 	keepUncertain: true,
+	unqueued:      true,
 }
 
 // TryLock makes one attempt to add a hold for ttl.

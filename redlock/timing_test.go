@@ -192,3 +192,29 @@ func TestUnlockDoesNotOvertakeAPendingSet(t *testing.T) {
 		}
 	})
 }
+
+// An Unlock that cannot wait for a master's acquire to return (it outlasts
+// the unlock's node timeout) releases that master once it does, instead of
+// leaving the key there for the whole TTL.
+func TestUnlockReleasesAfterALateAcquire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fakes := newFakes(ms, ms, ms)
+		fakes[2].setDelay, fakes[2].deaf = 200*ms, true // lands long after its timeout
+		l := newLocker(t, asNodes(fakes), redlock.Config{NodeTimeout: 50 * ms})
+		lk, err := l.TryLock(t.Context(), "k", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := lk.Unlock(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * ms)
+		if v := fakes[2].value("k"); v != "" {
+			t.Fatal("the key is there before the late SET landed")
+		}
+		time.Sleep(150 * ms) // the SET lands at 200ms, the release right after
+		if v := fakes[2].value("k"); v != "" {
+			t.Fatalf("the late SET's key stayed after Unlock: %q", v)
+		}
+	})
+}

@@ -30,6 +30,10 @@ type variant struct {
 	// release undoes a count, where releasing an acquire that never
 	// landed would undo an earlier hold.
 	keepUncertain bool
+	// unqueued keeps the variant's Lock calls out of the Locker's
+	// per-key FIFO: a reentrant owner's nested Lock must never wait
+	// behind other waiters for a lock its owner holds.
+	unqueued bool
 	// giveUp, if set, runs when an acquisition fails for good (TryLock's
 	// one attempt, or Lock's last).
 	giveUp func(ctx context.Context, l *Locker, key string, keys []string, acks *acks)
@@ -40,12 +44,13 @@ func (s script) acquire(keys []string, token string, ms int64) func(context.Cont
 	return s.with(keys, token, ms).count
 }
 
-// releaseArgs are the release script's arguments.
-func (v *variant) releaseArgs(key, token string) []any {
+// releaseArgs are the release script's arguments; channel "" announces
+// nothing.
+func (v *variant) releaseArgs(channel, token string) []any {
 	if v.releaseArg != nil {
-		return []any{token, ReleaseChannel(key), v.releaseArg}
+		return []any{token, channel, v.releaseArg}
 	}
-	return []any{token, ReleaseChannel(key)}
+	return []any{token, channel}
 }
 
 // releases reports whether a failed attempt releases a master that voted
