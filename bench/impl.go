@@ -106,6 +106,8 @@ const (
 	Ours              = "quorumlock"
 	OursPooled        = "quorumlock-pooled"
 	OursPolling       = "quorumlock-polling"
+	OursApart         = "quorumlock-apart"
+	OursApartPolling  = "quorumlock-apart-polling"
 	Redsync           = "redsync"
 	RedsyncFailFast   = "redsync-failfast"
 	RedsyncNoDeadline = "redsync-nodeadline"
@@ -134,8 +136,18 @@ func Impls() []Impl {
 		},
 		{
 			Name: OursPolling, Scenarios: Contention, New: newOurs(false, true),
-			Config: "as quorumlock, with release notifications off (its nodes hide pool.Node.Subscribe): " +
-				"a waiting Lock only polls with its backoff; measures what wake-on-release is worth",
+			Config: "as quorumlock, with release notifications off (its nodes hide pool.Node.Subscribe); " +
+				"within one Locker the waiters still hand the lock on through its per-key queue",
+		},
+		{
+			Name: OursApart, Scenarios: Contention, New: newOursApart(false),
+			Config: "as quorumlock, but every contending client has a Locker and connections of its own, " +
+				"as separate processes would: only release notifications (or polling) tell a waiter the lock is free",
+		},
+		{
+			Name: OursApartPolling, Scenarios: Contention, New: newOursApart(true),
+			Config: "as quorumlock-apart, with release notifications off: waiters only poll (full-jitter backoff, 4ms doubling to 256ms); " +
+				"quorumlock-apart against this row is what wake on release is worth",
 		},
 		{
 			Name: Redsync, Scenarios: all, New: newRedsync(false, true),

@@ -28,6 +28,48 @@ func newOurs(pooled, polling bool) func([]string, Settings) (Locker, error) {
 	}
 }
 
+// newOursApart returns quorumlock whose every mutex has a Locker and
+// connections of its own, as clients in separate processes would: their
+// waiters are not ordered by one Locker's queue, and only release
+// notifications (or polling, without them) tell them the lock is free.
+func newOursApart(polling bool) func([]string, Settings) (Locker, error) {
+	return func(addrs []string, s Settings) (Locker, error) {
+		return &apartLocker{addrs: addrs, s: s, polling: polling}, nil
+	}
+}
+
+// apartLocker makes a quorumlock client per mutex.
+type apartLocker struct {
+	addrs   []string
+	s       Settings
+	polling bool
+	clients []Locker
+}
+
+func (a *apartLocker) NewMutex(key string) Mutex {
+	c, err := ours(a.addrs, a.s, false, a.polling)
+	if err != nil {
+		return errMutex{err}
+	}
+	a.clients = append(a.clients, c)
+	return c.NewMutex(key)
+}
+
+func (a *apartLocker) Close() error {
+	var errs []error
+	for _, c := range a.clients {
+		errs = append(errs, c.Close())
+	}
+	a.clients = nil
+	return errors.Join(errs...)
+}
+
+// errMutex fails every call with the error that kept it from being made.
+type errMutex struct{ err error }
+
+func (m errMutex) Lock(context.Context) error   { return m.err }
+func (m errMutex) Unlock(context.Context) error { return m.err }
+
 // pollingNode hides pool.Node's Subscribe from redlock, so that a waiting
 // Lock only polls (its jittered backoff) instead of being woken by release
 // notifications.

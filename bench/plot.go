@@ -26,6 +26,8 @@ var palette = map[string]string{
 	Ours:              "#d62728",
 	OursPooled:        "#8c564b",
 	OursPolling:       "#bcbd22",
+	OursApart:         "#17becf",
+	OursApartPolling:  "#7f7f7f",
 	Redsync:           "#1f77b4",
 	RedsyncFailFast:   "#17becf",
 	RedsyncNoDeadline: "#9467bd",

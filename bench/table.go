@@ -93,6 +93,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintln(tw, "target\tgoal\tvalue\tstatus")
 	for _, t := range r.Targets {
 		status := "met"
+		if t.Goal == "report" {
+			status = "measured"
+		}
 		switch {
 		case !t.Known:
 			status = "unknown"
