@@ -17,7 +17,29 @@
 // token, so a late release of an earlier attempt never touches a later lock.
 //
 // A Locker is safe for concurrent use and holds no per-acquisition state; a
-// *Lock is one acquisition.
+// *Lock is one acquisition. A release on a master never overtakes that
+// master's acquire call (Unlock and Extend wait for it, per master), so an
+// early Unlock cannot leave a key behind on a slow master.
+//
+// # Waiting
+//
+// Lock retries until its context ends. Lock calls of one Locker that wait
+// for the same key queue up in order (first come, first served; only the
+// head makes attempts, and an Unlock through the Locker hands over at
+// once). Waiters in other processes are woken by release announcements:
+// every release script PUBLISHes on ReleaseChannel(key), and a waiting Lock
+// subscribes through nodes that can (*pool.Node); the jittered backoff
+// stays as the fallback.
+//
+// # Variants
+//
+// With Config.AutoRenew a watchdog extends each lock until Unlock, and
+// Lock.Done, Lock.Err and Lock.Context tell the holder the moment the lock
+// can no longer be guaranteed; Locker.Do runs a function under a renewed
+// lock. With Config.Fencing each lock carries a fencing token (Lock.Fence)
+// that increases strictly from holder to holder. Locker.Reentrant and
+// Locker.RWMutex give reentrant and read-write locks with the same quorum,
+// validity and release rules.
 //
 // # What Redlock guarantees, and what it does not
 //
