@@ -1,0 +1,216 @@
+package checker
+
+import (
+	"cmp"
+	"container/heap"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Kind is the kind of an Event.
+type Kind int
+
+const (
+	// Granted: a lock was granted at At; it is valid until Until.
+	Granted Kind = iota + 1
+	// Released: the holder began to release the lock at At (it stopped
+	// using the resource then, whatever the release's outcome).
+	Released
+)
+
+// Event is one record of the history of a lock.
+type Event struct {
+	Kind Kind
+	// Lock identifies the acquisition; it links a Released to its Granted.
+	Lock int64
+	// Client and Key of the acquisition; Token is its fencing token.
+	// Needed on Granted only.
+	Client int
+	Key    string
+	Token  int64
+	// At is the offset of the event from the history's base time.
+	At time.Duration
+	// Until is the end of the lock's guaranteed validity (Granted only).
+	Until time.Duration
+}
+
+// Interval is the time during which one acquisition held its key.
+type Interval struct {
+	Lock   int64  `json:"lock"`
+	Client int    `json:"client"`
+	Key    string `json:"key"`
+	Token  int64  `json:"token"`
+	// Start and End bound the interval [Start, End).
+	Start time.Duration `json:"start_ns"`
+	End   time.Duration `json:"end_ns"`
+	// Released is true when End is the release, false when it is Until.
+	Released bool `json:"released"`
+}
+
+// Overlap is a pair of intervals of one key that overlap, A starting no
+// later than B.
+type Overlap struct {
+	Key string   `json:"key"`
+	A   Interval `json:"a"`
+	B   Interval `json:"b"`
+}
+
+// From and To bound the time both held the key.
+func (o Overlap) From() time.Duration { return max(o.A.Start, o.B.Start) }
+
+// To is the end of the time both held the key.
+func (o Overlap) To() time.Duration { return min(o.A.End, o.B.End) }
+
+// Result is the verdict on a history.
+type Result struct {
+	// Intervals holds one interval per granted lock, ordered by key, then
+	// start, then lock id.
+	Intervals []Interval
+	// Overlaps holds every overlapping pair, ordered by key, then B's start.
+	Overlaps []Overlap
+	// Orphans counts Released events without a Granted one: a bug in the
+	// recording, reported rather than hidden.
+	Orphans int
+}
+
+// Safe reports whether mutual exclusion held.
+func (r Result) Safe() bool { return len(r.Overlaps) == 0 }
+
+// Check builds the intervals of events, given in any order, and finds every
+// pair of intervals of the same key that overlap. A lock released more than
+// once ends at its first release. It runs in O(n log n + overlaps).
+func Check(events []Event) Result {
+	var res Result
+	byLock := map[int64]*Interval{}
+	released := map[int64]time.Duration{}
+	for _, e := range events {
+		switch e.Kind {
+		case Granted:
+			byLock[e.Lock] = &Interval{Lock: e.Lock, Client: e.Client, Key: e.Key, Token: e.Token, Start: e.At, End: e.Until}
+		case Released:
+			if r, ok := released[e.Lock]; !ok || e.At < r {
+				released[e.Lock] = e.At
+			}
+		}
+	}
+	for id, at := range released {
+		iv, ok := byLock[id]
+		if !ok {
+			res.Orphans++
+			continue
+		}
+		if at < iv.End {
+			iv.End, iv.Released = at, true
+		}
+	}
+	res.Intervals = make([]Interval, 0, len(byLock))
+	for _, iv := range byLock {
+		if iv.End < iv.Start { // released (or expired) before it was granted
+			iv.End = iv.Start
+		}
+		res.Intervals = append(res.Intervals, *iv)
+	}
+	slices.SortFunc(res.Intervals, func(a, b Interval) int {
+		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.Start, b.Start), cmp.Compare(a.Lock, b.Lock))
+	})
+	// Sweep each key's intervals by start, keeping the ones still open in a
+	// min-heap by end: every open interval overlaps the one that starts.
+	var open endHeap
+	for i, iv := range res.Intervals {
+		if i == 0 || res.Intervals[i-1].Key != iv.Key {
+			open = open[:0]
+		}
+		if iv.End <= iv.Start {
+			continue // empty: overlaps nothing
+		}
+		for len(open) > 0 && open[0].End <= iv.Start {
+			heap.Pop(&open)
+		}
+		for _, a := range open {
+			res.Overlaps = append(res.Overlaps, Overlap{Key: iv.Key, A: a, B: iv})
+		}
+		heap.Push(&open, iv)
+	}
+	slices.SortStableFunc(res.Overlaps, func(a, b Overlap) int {
+		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.B.Start, b.B.Start),
+			cmp.Compare(a.A.Start, b.A.Start), cmp.Compare(a.A.Lock, b.A.Lock))
+	})
+	return res
+}
+
+type endHeap []Interval
+
+func (h endHeap) Len() int           { return len(h) }
+func (h endHeap) Less(i, j int) bool { return h[i].End < h[j].End }
+func (h endHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *endHeap) Push(x any)        { *h = append(*h, x.(Interval)) }
+func (h *endHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// History records events on one monotonic timeline. It is safe for
+// concurrent use.
+type History struct {
+	base time.Time
+
+	mu     sync.Mutex
+	events []Event
+	next   int64
+}
+
+// NewHistory returns an empty history whose offsets count from base. Times
+// passed to it must carry a monotonic clock reading (time.Now's do), so that
+// a wall-clock step cannot bend the timeline.
+func NewHistory(base time.Time) *History { return &History{base: base} }
+
+// Base is the time offsets count from.
+func (h *History) Base() time.Time { return h.base }
+
+// Offset converts t to an offset on the history's timeline.
+func (h *History) Offset(t time.Time) time.Duration { return t.Sub(h.base) }
+
+// Grant records a lock granted at t, valid until until, and returns its id
+// for Release.
+func (h *History) Grant(client int, key string, token int64, t, until time.Time) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.next++
+	h.events = append(h.events, Event{Kind: Granted, Lock: h.next, Client: client, Key: key, Token: token,
+		At: h.Offset(t), Until: h.Offset(until)})
+	return h.next
+}
+
+// Release records that the holder of lock began to release it at t.
+func (h *History) Release(lock int64, t time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, Event{Kind: Released, Lock: lock, At: h.Offset(t)})
+}
+
+// Events returns a copy of the events recorded so far.
+func (h *History) Events() []Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.events)
+}
+
+// Grants is the number of locks granted so far.
+func (h *History) Grants() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return int(h.next)
+}
+
+// String formats an interval for logs.
+func (iv Interval) String() string {
+	end := "until"
+	if iv.Released {
+		end = "released"
+	}
+	return fmt.Sprintf("lock %d (client %d, key %s, token %d) [%v, %v %s)", iv.Lock, iv.Client, iv.Key, iv.Token, iv.Start, iv.End, end)
+}

@@ -1,0 +1,21 @@
+// Package cluster runs N independent Redis masters for the chaos harness and
+// injects node-level faults into them.
+//
+// A Cluster is a set of Nodes. Three backends implement it:
+//
+//   - Local starts redis-server processes on free loopback ports
+//     (internal/redisproc); it is the default and needs only redis-server on
+//     PATH.
+//   - Docker starts one container per node through dockertest, from the
+//     public redis:7 image by default or from any image named by
+//     Config.Image or the QUORUMLOCK_REDIS_IMAGE environment variable (see
+//     package redisimage for an image built from the host's binary).
+//   - Compose drives the five masters of the repository's docker-compose.yml,
+//     started beforehand with docker compose up.
+//
+// Every node can be killed, started, restarted with or without a delay,
+// paused and resumed. Whether a restart keeps the data depends on the node's
+// persistence (AOF with appendfsync always, or none), fixed when the cluster
+// starts. ClockJump emulates a jump of a node's clock by shifting the expiry
+// of every key on it.
+package cluster

@@ -1,0 +1,76 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/quorumlock/quorumlock/internal/redisproc"
+)
+
+// Local is a cluster of redis-server processes on free loopback ports.
+type Local struct {
+	nodes []Node
+	procs []*redisproc.Server
+}
+
+// StartLocal starts cfg.Nodes redis-server processes (redis-server must be on
+// PATH) and waits until each answers PING.
+func StartLocal(ctx context.Context, cfg Config) (*Local, error) {
+	l := &Local{}
+	for i := range cfg.nodes() {
+		if err := ctx.Err(); err != nil {
+			l.Close()
+			return nil, err
+		}
+		s, err := redisproc.Start(redisproc.Options{AppendOnly: cfg.Persistence == PersistenceAOF})
+		if err != nil {
+			l.Close()
+			return nil, fmt.Errorf("cluster: local node %d: %w", i, err)
+		}
+		l.procs = append(l.procs, s)
+		l.nodes = append(l.nodes, &localNode{name: nodeName(i), s: s, aof: cfg.Persistence == PersistenceAOF})
+	}
+	return l, nil
+}
+
+// Backend returns BackendLocal.
+func (l *Local) Backend() string { return BackendLocal }
+
+// Nodes returns the nodes.
+func (l *Local) Nodes() []Node { return l.nodes }
+
+// Close kills every process and removes its data directory.
+func (l *Local) Close() error {
+	var errs []error
+	for _, s := range l.procs {
+		errs = append(errs, s.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// localNode is one redis-server process.
+type localNode struct {
+	name string
+	s    *redisproc.Server
+	aof  bool
+}
+
+func (n *localNode) Name() string                 { return n.name }
+func (n *localNode) Addr() string                 { return n.s.Addr() }
+func (n *localNode) Persistent() bool             { return n.aof }
+func (n *localNode) Kill(context.Context) error   { return n.s.Kill() }
+func (n *localNode) Pause(context.Context) error  { return n.s.Pause() }
+func (n *localNode) Resume(context.Context) error { return n.s.Resume() }
+
+// Start starts the process again; redisproc waits for PING itself.
+func (n *localNode) Start(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return n.s.Start()
+}
+
+// nodeName is the name of the i-th node, the same on every backend (and the
+// service names of docker-compose.yml).
+func nodeName(i int) string { return fmt.Sprintf("redis-%d", i) }

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestRunTextReportAndTimelines(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCmd(t, "--short", "--scenario", "restart-unsafe, clock-jump", "--seed", "7", "--svg-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"== restart-unsafe [PASS] on local, seed 7",
+		"== clock-jump [PASS] on local, seed 7",
+		"overlap(s) detected",
+		"2 scenarios: 2 pass.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "[1] restart-unsafe: starting") || !strings.Contains(errOut, "clock-jump: PASS") {
+		t.Errorf("no progress on stderr:\n%s", errOut)
+	}
+	for _, f := range []string{"restart-unsafe-local.svg", "clock-jump-local.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestRunJSON(t *testing.T) {
+	code, out, errOut := runCmd(t, "--short", "--scenario", "clock-jump", "--json", "--svg-dir", "", "--no-progress")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if errOut != "" {
+		t.Errorf("stderr with --no-progress: %q", errOut)
+	}
+	var doc struct {
+		Results []struct {
+			Scenario string `json:"scenario"`
+			Overlaps int    `json:"overlaps"`
+			Seed     uint64 `json:"seed"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(doc.Results) != 1 || doc.Results[0].Scenario != "clock-jump" || doc.Results[0].Overlaps == 0 || doc.Results[0].Seed == 0 {
+		t.Errorf("results = %+v", doc.Results)
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--list"}, 0, "paused-client"},
+		{[]string{"--scenario", "nope"}, 2, `no scenario "nope"`},
+		{[]string{"--bogus"}, 2, "flag provided but not defined"},
+		{[]string{"--clients", "0"}, 2, "must be positive"},
+		{[]string{"extra"}, 2, "unexpected arguments"},
+		{[]string{"--backend", "nope", "--svg-dir", ""}, 1, `unknown backend "nope"`},
+	} {
+		code, _, errOut := runCmd(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, errOut, tc.code, tc.want)
+		}
+	}
+}

@@ -1,0 +1,224 @@
+package fault
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/quorumlock/quorumlock/chaos/cluster"
+	"github.com/quorumlock/quorumlock/chaos/netfault"
+)
+
+// Applied is a fault as the Injector applied it.
+type Applied struct {
+	Fault
+	// Start and End are the offsets on the run's timeline at which applying
+	// the fault began and ended (a restart takes its delay and the time to
+	// come back).
+	Start time.Duration `json:"start_ns"`
+	End   time.Duration `json:"end_ns"`
+	// Note says what the fault did when that is not obvious, e.g. how many
+	// keys a clock jump expired.
+	Note string `json:"note,omitempty"`
+	// Err is the error of a fault that could not be applied.
+	Err string `json:"err,omitempty"`
+}
+
+// Injector applies faults to one cluster and the proxies in front of it. It
+// is safe for concurrent use.
+type Injector struct {
+	nodes []cluster.Node
+	net   *netfault.Net
+	base  time.Time
+
+	mu     sync.Mutex
+	log    []Applied
+	down   map[int]bool // killed by us and not started again
+	paused map[int]bool
+}
+
+// NewInjector returns an injector for the nodes of c and the links of net
+// (nil if there are no proxies: link faults then fail). Offsets in its log
+// count from base.
+func NewInjector(c cluster.Cluster, net *netfault.Net, base time.Time) *Injector {
+	return &Injector{nodes: c.Nodes(), net: net, base: base, down: map[int]bool{}, paused: map[int]bool{}}
+}
+
+// Apply applies f now (f.At is ignored) and logs it.
+func (in *Injector) Apply(ctx context.Context, f Fault) error {
+	if f.Node < 0 || f.Node >= len(in.nodes) {
+		return fmt.Errorf("fault: %s: no node %d", f, f.Node)
+	}
+	a := Applied{Fault: f, Start: time.Since(in.base)}
+	note, err := in.apply(ctx, f)
+	a.End, a.Note = time.Since(in.base), note
+	if err != nil {
+		err = fmt.Errorf("fault: %s: %w", f, err)
+		a.Err = err.Error()
+	}
+	in.mu.Lock()
+	in.log = append(in.log, a)
+	in.mu.Unlock()
+	return err
+}
+
+func (in *Injector) apply(ctx context.Context, f Fault) (string, error) {
+	n := in.nodes[f.Node]
+	switch f.Kind {
+	case Kill:
+		in.setState(f.Node, true, false)
+		return "", n.Kill(ctx)
+	case Start:
+		err := n.Start(ctx)
+		if err == nil {
+			in.setState(f.Node, false, false)
+		}
+		return "", err
+	case Restart:
+		in.setState(f.Node, true, false)
+		err := cluster.Restart(ctx, n, f.Arg)
+		if err == nil {
+			in.setState(f.Node, false, false)
+		}
+		return "", err
+	case Pause:
+		in.setState(f.Node, false, true)
+		return "", n.Pause(ctx)
+	case Resume:
+		err := n.Resume(ctx)
+		if err == nil {
+			in.setState(f.Node, false, false)
+		}
+		return "", err
+	case ClockJump:
+		r, err := cluster.ClockJump(ctx, n.Addr(), f.Arg)
+		return fmt.Sprintf("%d keys expired, %d shifted", r.Expired, r.Shifted), err
+	case Slow, Cut, Heal:
+		return "", in.link(f)
+	default:
+		return "", fmt.Errorf("unknown kind %q", f.Kind)
+	}
+}
+
+// setState records what a fault did to a node, for HealAll.
+func (in *Injector) setState(node int, down, paused bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.down[node], in.paused[node] = down, paused
+}
+
+func (in *Injector) link(f Fault) error {
+	if in.net == nil {
+		return errors.New("no proxies in front of the nodes")
+	}
+	clients := f.Clients
+	if clients == nil {
+		for c := range in.net.Clients() {
+			clients = append(clients, c)
+		}
+	}
+	var errs []error
+	for _, c := range clients {
+		if c < 0 || c >= in.net.Clients() {
+			errs = append(errs, fmt.Errorf("no client %d", c))
+			continue
+		}
+		l := in.net.Link(c, f.Node)
+		switch f.Kind {
+		case Slow:
+			errs = append(errs, l.Slow(f.Arg))
+		case Cut:
+			errs = append(errs, l.Cut())
+		case Heal:
+			l.Heal()
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Record logs a fault that was applied by other means, such as a
+// ClientPause, from start to end (offsets on the run's timeline).
+func (in *Injector) Record(f Fault, start, end time.Duration, note string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.log = append(in.log, Applied{Fault: f, Start: start, End: end, Note: note})
+}
+
+// Run applies the faults of s in order, each at its offset from now or, when
+// the faults before it took longer than planned (a container can take
+// seconds to start), right after them. Faults are applied one at a time, so
+// that at no moment are more of them in force than the schedule has at
+// that point of its order: a slow start never overlaps the next kill. Run
+// returns when every fault is applied or ctx ends; it returns the errors of
+// the faults that failed (they are in the log too), not ctx's.
+func (in *Injector) Run(ctx context.Context, s Schedule) error {
+	start := time.Now()
+	var errs []error
+	for _, f := range s {
+		t := time.NewTimer(time.Until(start.Add(f.At)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(errs...)
+		case <-t.C:
+		}
+		if err := in.Apply(ctx, f); err != nil && ctx.Err() == nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// HealAll ends every fault the injector left in place: it resumes paused
+// nodes, starts killed ones and heals every link. The steps are logged.
+func (in *Injector) HealAll(ctx context.Context) error {
+	in.mu.Lock()
+	var todo []Fault
+	for i := range in.nodes {
+		switch {
+		case in.paused[i]:
+			todo = append(todo, Fault{Kind: Resume, Node: i})
+		case in.down[i]:
+			todo = append(todo, Fault{Kind: Start, Node: i})
+		}
+	}
+	in.mu.Unlock()
+	var errs []error
+	for _, f := range todo {
+		errs = append(errs, in.Apply(ctx, f))
+	}
+	if in.net != nil {
+		for c := range in.net.Clients() {
+			for i := range in.nodes {
+				in.net.Link(c, i).Heal()
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Log returns the faults applied so far, ordered by start.
+func (in *Injector) Log() []Applied {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	l := slices.Clone(in.log)
+	slices.SortStableFunc(l, func(a, b Applied) int { return cmp.Compare(a.Start, b.Start) })
+	return l
+}
+
+// Injected counts the faults injected so far (not those that ended one).
+func (in *Injector) Injected() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	n := 0
+	for _, a := range in.log {
+		if a.Kind.Injects() && a.Err == "" {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,13 @@
+// Package scenario holds the scenarios of the chaos harness: each starts a
+// cluster of five independent masters, runs clients against it while faults
+// are injected, and checks the outcome it expects, from "mutual exclusion
+// holds while a minority fails" to the known ways Redlock breaks (a restart
+// without persistence, a server clock jump) and what fencing tokens catch (a
+// holder paused past its TTL).
+//
+// All returns the scenarios; Scenario.Run runs one on a backend and returns
+// a Result with its counts, its checks and its verdict (Pass when every
+// check held, that is when the expected outcome, safe or unsafe, was
+// observed). Every random choice comes from Options.Seed, reported in the
+// Result: the same seed replays the same fault schedule.
+package scenario

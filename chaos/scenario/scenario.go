@@ -1,0 +1,324 @@
+package scenario
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/quorumlock/quorumlock/chaos/checker"
+	"github.com/quorumlock/quorumlock/chaos/cluster"
+	"github.com/quorumlock/quorumlock/chaos/fault"
+	"github.com/quorumlock/quorumlock/chaos/workload"
+)
+
+// Nodes is the number of masters of every scenario.
+const Nodes = 5
+
+// Scenario is one experiment: a cluster, clients, faults, and the outcome
+// expected of them.
+type Scenario struct {
+	// Name is the scenario's handle on the command line, e.g. "clock-jump".
+	Name string
+	// Invariant is the property the scenario checks.
+	Invariant string
+	// Expect is the outcome expected, in words.
+	Expect string
+	// Unsafe marks the scenarios that reproduce a known violation of mutual
+	// exclusion: for them an overlap is the expected outcome.
+	Unsafe bool
+	// Persistence is what the nodes must keep across a restart.
+	Persistence cluster.Persistence
+
+	run func(ctx context.Context, r *Run) error
+}
+
+// Options configure a scenario run.
+type Options struct {
+	// Backend names the cluster backend (cluster.BackendLocal, ...).
+	Backend string
+	// Open starts a cluster; nil means cluster.Start(ctx, Backend, cfg).
+	Open func(ctx context.Context, cfg cluster.Config) (cluster.Cluster, error)
+	// Seed drives every random choice of the run (the fault schedule, the
+	// clients' choices); 0 draws one, which the Result reports.
+	Seed uint64
+	// Duration is the length of the random workloads: safe-minority runs
+	// that long, split-vote and paused-holder a third of it, majority-down
+	// a tenth (at least a second). 0 means Short.
+	Duration time.Duration
+	// Clients is the number of clients of the random workloads; 0 means 4.
+	Clients int
+	// Progress, if set, is called about every ProgressEvery (0: 250ms)
+	// while the scenario runs.
+	Progress      func(Progress)
+	ProgressEvery time.Duration
+}
+
+// Short is the Duration of a short run, as the tests use.
+const Short = 3 * time.Second
+
+// Progress is a snapshot of a running scenario.
+type Progress struct {
+	Scenario string
+	Elapsed  time.Duration
+	workload.Counts
+}
+
+// Verdict says whether a scenario behaved as expected.
+type Verdict string
+
+// Verdicts.
+const (
+	Pass  Verdict = "PASS"  // every check held: the expected outcome
+	Fail  Verdict = "FAIL"  // a check failed
+	Skip  Verdict = "SKIP"  // the backend cannot run it (e.g. persistence)
+	Error Verdict = "ERROR" // the harness failed (a node did not start, ...)
+)
+
+// Check is one assertion of a scenario.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Result is what a scenario run found.
+type Result struct {
+	Scenario  string `json:"scenario"`
+	Invariant string `json:"invariant"`
+	Expect    string `json:"expect"`
+	Unsafe    bool   `json:"unsafe"`
+	Backend   string `json:"backend"`
+	Seed      uint64 `json:"seed"`
+	// Elapsed is the wall time of the run, cluster start included.
+	Elapsed time.Duration `json:"elapsed_ns"`
+	Verdict Verdict       `json:"verdict"`
+	// Reason explains a Skip or an Error.
+	Reason string  `json:"reason,omitempty"`
+	Checks []Check `json:"checks"`
+	// Outcome sums up what happened, e.g. "2 overlaps detected".
+	Outcome string `json:"outcome"`
+
+	Attempts      int `json:"attempts"`
+	Acquisitions  int `json:"acquisitions"`
+	Faults        int `json:"faults"`
+	Overlaps      int `json:"overlaps"`
+	Writes        int `json:"writes"`
+	StaleRejected int `json:"stale_writes_rejected"`
+	LateWrites    int `json:"late_writes"`
+
+	// The timeline, for the SVG: node names, the number of clients, the
+	// faults applied, every lock interval and every overlap.
+	Nodes     []string           `json:"nodes"`
+	Clients   int                `json:"clients"`
+	FaultLog  []fault.Applied    `json:"fault_log"`
+	Intervals []checker.Interval `json:"-"`
+	Overlap   []checker.Overlap  `json:"overlap_detail,omitempty"`
+	// End is the offset of the end of the run on its timeline.
+	End time.Duration `json:"end_ns"`
+	// Log holds notes the scenario made along the way.
+	Log []string `json:"log,omitempty"`
+}
+
+// maxOverlapDetail bounds the overlaps kept in a Result.
+const maxOverlapDetail = 100
+
+// Run is the state of one scenario run, handed to its body.
+type Run struct {
+	sc   *Scenario
+	opts Options
+	res  *Result
+	// Seed is the run's seed.
+	Seed uint64
+
+	mu      sync.Mutex
+	env     *workload.Env
+	cluster cluster.Cluster
+}
+
+// Run runs the scenario and returns what it found. It never panics on a
+// failing cluster: harness failures give Verdict Error.
+func (s Scenario) Run(ctx context.Context, opts Options) Result {
+	if opts.Duration <= 0 {
+		opts.Duration = Short
+	}
+	if opts.Clients <= 0 {
+		opts.Clients = 4
+	}
+	if opts.Backend == "" {
+		opts.Backend = cluster.BackendLocal
+	}
+	if opts.Seed == 0 {
+		var b [8]byte
+		rand.Read(b[:])
+		opts.Seed = binary.LittleEndian.Uint64(b[:]) >> 1 // positive as an int64, too
+	}
+	res := &Result{Scenario: s.Name, Invariant: s.Invariant, Expect: s.Expect, Unsafe: s.Unsafe,
+		Backend: opts.Backend, Seed: opts.Seed}
+	r := &Run{sc: &s, opts: opts, res: res, Seed: opts.Seed}
+	start := time.Now()
+
+	stop := r.progress()
+	err := s.run(ctx, r)
+	stop()
+	r.finish(err)
+	res.Elapsed = time.Since(start)
+	return *res
+}
+
+// progress calls opts.Progress periodically until the returned function is
+// called.
+func (r *Run) progress() (stop func()) {
+	if r.opts.Progress == nil {
+		return func() {}
+	}
+	every := r.opts.ProgressEvery
+	if every <= 0 {
+		every = 250 * time.Millisecond
+	}
+	start := time.Now()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			p := Progress{Scenario: r.sc.Name, Elapsed: time.Since(start)}
+			r.mu.Lock()
+			e := r.env
+			r.mu.Unlock()
+			if e != nil {
+				p.Counts = e.Counts()
+			}
+			r.opts.Progress(p)
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// finish heals what the faults left, records the history and the verdict,
+// and removes the cluster.
+func (r *Run) finish(err error) {
+	res := r.res
+	if e := r.env; e != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if herr := e.Faults.HealAll(ctx); herr != nil && err == nil {
+			err = herr
+		}
+		cancel()
+		c := r.Checked()
+		n := e.Counts()
+		res.Attempts, res.Acquisitions, res.Faults = n.Attempts, n.Acquired, n.Faults
+		res.Writes, res.StaleRejected, res.LateWrites = n.Writes, n.Rejected, n.Late
+		res.Overlaps = len(c.Overlaps)
+		res.Intervals = c.Intervals
+		res.Overlap = c.Overlaps[:min(len(c.Overlaps), maxOverlapDetail)]
+		res.FaultLog = e.Faults.Log()
+		res.Clients = len(e.Clients())
+		res.End = e.Now()
+		for _, n := range e.Cluster.Nodes() {
+			res.Nodes = append(res.Nodes, n.Name())
+		}
+		e.Close()
+	}
+	if r.cluster != nil {
+		if cerr := r.cluster.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	switch {
+	case errors.Is(err, cluster.ErrUnsupported):
+		res.Verdict, res.Reason = Skip, err.Error()
+	case err != nil:
+		res.Verdict, res.Reason = Error, err.Error()
+	default:
+		res.Verdict = Pass
+		for _, c := range res.Checks {
+			if !c.OK {
+				res.Verdict = Fail
+			}
+		}
+	}
+	res.Outcome = outcome(res)
+}
+
+func outcome(res *Result) string {
+	switch {
+	case res.Verdict == Skip || res.Verdict == Error:
+		return res.Reason
+	case res.Overlaps > 0:
+		return fmt.Sprintf("%d overlap(s) detected: mutual exclusion violated", res.Overlaps)
+	case res.Acquisitions == 0:
+		return "no lock granted"
+	default:
+		return "no overlap: mutual exclusion held"
+	}
+}
+
+// Env starts the scenario's cluster (Nodes masters with the scenario's
+// persistence) and a workload environment over it. The run removes both when
+// it ends.
+func (r *Run) Env(ctx context.Context, cfg workload.EnvConfig) (*workload.Env, error) {
+	open := r.opts.Open
+	if open == nil {
+		open = func(ctx context.Context, cfg cluster.Config) (cluster.Cluster, error) {
+			return cluster.Start(ctx, r.opts.Backend, cfg)
+		}
+	}
+	c, err := open(ctx, cluster.Config{Nodes: Nodes, Persistence: r.sc.Persistence})
+	if err != nil {
+		return nil, err
+	}
+	r.cluster = c
+	e, err := workload.NewEnv(c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.env = e
+	r.mu.Unlock()
+	return e, nil
+}
+
+// Duration returns the length of a random workload: the run's Duration
+// divided by div, at least least.
+func (r *Run) Duration(div int, least time.Duration) time.Duration {
+	return max(r.opts.Duration/time.Duration(div), least)
+}
+
+// Clients is the number of clients of the random workloads.
+func (r *Run) Clients() int { return r.opts.Clients }
+
+// Check records an assertion of the scenario.
+func (r *Run) Check(name string, ok bool, format string, args ...any) {
+	r.res.Checks = append(r.res.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+}
+
+// Logf records a note in the result.
+func (r *Run) Logf(format string, args ...any) {
+	r.res.Log = append(r.res.Log, fmt.Sprintf(format, args...))
+}
+
+// Checked runs the checker on the history so far.
+func (r *Run) Checked() checker.Result { return checker.Check(r.env.History.Events()) }
+
+// Apply applies faults now, in order.
+func (r *Run) Apply(ctx context.Context, fs ...fault.Fault) error {
+	for _, f := range fs {
+		if err := r.env.Faults.Apply(ctx, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}

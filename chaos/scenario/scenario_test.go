@@ -1,0 +1,104 @@
+package scenario_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/quorumlock/quorumlock/chaos/internal/chaostest"
+	"github.com/quorumlock/quorumlock/chaos/scenario"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// want is what each scenario must show, asserted on the Result itself on top
+// of the scenario's own checks.
+var want = map[string]func(t *testing.T, r scenario.Result){
+	"safe-minority": func(t *testing.T, r scenario.Result) {
+		expect(t, r.Overlaps == 0, "overlaps = %d, want 0", r.Overlaps)
+		expect(t, r.Acquisitions >= 15, "acquisitions = %d, want clients to keep acquiring", r.Acquisitions)
+		expect(t, r.Faults > 0, "faults = %d", r.Faults)
+	},
+	"majority-down": func(t *testing.T, r scenario.Result) {
+		expect(t, r.Acquisitions == 1, "acquisitions = %d, want only the one after recovery", r.Acquisitions)
+		expect(t, r.Attempts > 1, "attempts = %d", r.Attempts)
+	},
+	"split-vote": func(t *testing.T, r scenario.Result) {
+		expect(t, r.Overlaps == 0, "overlaps = %d, want 0", r.Overlaps)
+		expect(t, r.Acquisitions >= scenario.Nodes, "acquisitions = %d", r.Acquisitions)
+	},
+	"restart-unsafe": func(t *testing.T, r scenario.Result) {
+		expect(t, r.Overlaps > 0, "overlaps = %d, want the restart to produce one", r.Overlaps)
+	},
+	"restart-aof": func(t *testing.T, r scenario.Result) {
+		expect(t, r.Overlaps == 0 && r.Acquisitions == 2, "overlaps = %d, acquisitions = %d; want 0 and 2", r.Overlaps, r.Acquisitions)
+	},
+	"restart-delayed": func(t *testing.T, r scenario.Result) {
+		expect(t, r.Overlaps == 0 && r.Acquisitions == 2, "overlaps = %d, acquisitions = %d; want 0 and 2", r.Overlaps, r.Acquisitions)
+	},
+	"clock-jump": func(t *testing.T, r scenario.Result) {
+		expect(t, r.Overlaps > 0, "overlaps = %d, want the jump to produce one", r.Overlaps)
+	},
+	"paused-holder": func(t *testing.T, r scenario.Result) {
+		expect(t, r.Overlaps == 0, "overlaps = %d, want 0", r.Overlaps)
+		expect(t, r.StaleRejected > 0 && r.LateWrites >= r.StaleRejected, "stale rejected %d, late writes %d", r.StaleRejected, r.LateWrites)
+	},
+	"paused-client": func(t *testing.T, r scenario.Result) {
+		expect(t, r.Overlaps == 0, "overlaps = %d, want 0", r.Overlaps)
+		expect(t, r.Acquisitions == 2, "acquisitions = %d, want B's two only", r.Acquisitions)
+	},
+}
+
+func expect(t *testing.T, ok bool, format string, args ...any) {
+	t.Helper()
+	if !ok {
+		t.Errorf(format, args...)
+	}
+}
+
+// TestScenarios runs every scenario in its short form on every backend
+// usable here.
+func TestScenarios(t *testing.T) {
+	if len(want) != len(scenario.All()) {
+		t.Fatalf("%d scenarios, %d with expectations", len(scenario.All()), len(want))
+	}
+	for _, backend := range chaostest.Backends(t) {
+		t.Run(backend, func(t *testing.T) {
+			open := chaostest.Opener(t, backend)
+			for _, s := range scenario.All() {
+				t.Run(s.Name, func(t *testing.T) {
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+					defer cancel()
+					r := s.Run(ctx, scenario.Options{Backend: backend, Open: open, Duration: scenario.Short})
+					t.Logf("seed %d, %v: %s", r.Seed, r.Elapsed.Round(time.Millisecond), r.Outcome)
+					for _, c := range r.Checks {
+						t.Logf("  %-5t %s: %s", c.OK, c.Name, c.Detail)
+					}
+					for _, l := range r.Log {
+						t.Logf("  %s", l)
+					}
+					if r.Verdict != scenario.Pass {
+						t.Fatalf("verdict %s (%s); replay with seed %d", r.Verdict, r.Reason, r.Seed)
+					}
+					want[s.Name](t, r)
+				})
+			}
+		})
+	}
+}
+
+func TestLookup(t *testing.T) {
+	for _, s := range scenario.All() {
+		if got, ok := scenario.Lookup(s.Name); !ok || got.Name != s.Name {
+			t.Errorf("Lookup(%q) = %q, %t", s.Name, got.Name, ok)
+		}
+		if s.Invariant == "" || s.Expect == "" {
+			t.Errorf("%s: no invariant or expectation", s.Name)
+		}
+	}
+	if _, ok := scenario.Lookup("nope"); ok {
+		t.Error(`Lookup("nope") found a scenario`)
+	}
+}

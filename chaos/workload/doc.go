@@ -1,0 +1,16 @@
+// Package workload runs the clients of a chaos run against a cluster: each
+// client has its own redlock.Locker over its own proxies to the nodes, and
+// every lock it is granted, every write it makes to the fenced resource and
+// every release it begins is recorded on the run's one monotonic timeline.
+//
+// An Env ties a cluster, the proxies, the clients, the history, the fenced
+// resources and the fault injector together. Clients can be driven step by
+// step (Client.Acquire, Held.Write, Held.Release) by scripted scenarios, or
+// all at once by Run, in a loop of Lock, write, Unlock, optionally with
+// holders that pause past their TTL before they write.
+//
+// Fencing tokens: until (*redlock.Lock).Fence is adopted, the token given to
+// the resource is a stand-in (see Env.fence), a counter of the run taken in
+// grant order. Only the fenced resource uses tokens; overlaps are found from
+// the lock intervals alone.
+package workload

@@ -1,0 +1,110 @@
+package workload_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"go.uber.org/goleak"
+
+	"github.com/quorumlock/quorumlock/chaos/checker"
+	"github.com/quorumlock/quorumlock/chaos/cluster"
+	"github.com/quorumlock/quorumlock/chaos/internal/chaostest"
+	"github.com/quorumlock/quorumlock/chaos/workload"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func newEnv(t *testing.T, clients int) *workload.Env {
+	t.Helper()
+	c := chaostest.Start(t, cluster.BackendLocal, cluster.Config{Nodes: 3})
+	e, err := workload.NewEnv(c, workload.EnvConfig{Clients: clients})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func TestRunRecordsSafeHistory(t *testing.T) {
+	e := newEnv(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	workload.Run(ctx, e, workload.Config{Keys: 2, TTL: time.Second, Hold: time.Millisecond, Seed: 1})
+
+	r := checker.Check(e.History.Events())
+	n := e.Counts()
+	if n.Acquired < 20 || len(r.Intervals) != n.Acquired {
+		t.Fatalf("%d acquired, %d intervals", n.Acquired, len(r.Intervals))
+	}
+	if !r.Safe() || r.Orphans != 0 {
+		t.Errorf("%d overlaps, %d orphans on healthy nodes", len(r.Overlaps), r.Orphans)
+	}
+	if n.Writes != n.Acquired || n.Rejected != 0 || n.Late != 0 {
+		t.Errorf("counts %+v: every holder writes once, in time", n)
+	}
+	clients := map[int]bool{}
+	for _, iv := range r.Intervals {
+		clients[iv.Client] = true
+		if !iv.Released {
+			t.Errorf("%v ended without a release", iv)
+		}
+	}
+	if len(clients) != 3 {
+		t.Errorf("only clients %v acquired", clients)
+	}
+	// Unlock may return at quorum; the other deletes land soon after.
+	if left, err := e.AwaitNoKeys(context.Background(), 3*time.Second); err != nil || left != 0 {
+		t.Errorf("%d keys left 3s after every release (%v)", left, err)
+	}
+	// Fencing counters outlive their locks: they are not leftovers; a lock
+	// key is.
+	addr := e.Cluster.Nodes()[0].Addr()
+	c, err := redis.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Do("SET", e.Key("{k0}:fence"), 7)
+	if left, err := e.KeysLeft(context.Background()); err != nil || left != 0 {
+		t.Errorf("KeysLeft = %d, %v with only a fencing counter", left, err)
+	}
+	c.Do("SET", e.Key("k0"), "token", "PX", 60000)
+	if left, err := e.KeysLeft(context.Background(), e.Cluster.Nodes()[0]); err != nil || left != 1 {
+		t.Errorf("KeysLeft = %d, %v with one lock key", left, err)
+	}
+}
+
+func TestPausedHolderWriteIsRejected(t *testing.T) {
+	e := newEnv(t, 2)
+	ctx := context.Background()
+	const ttl = 200 * time.Millisecond
+	a, err := e.Client(0).Acquire(ctx, "k", ttl, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Client 1 gets the lock once a's keys expire, and writes.
+	b, err := e.Client(1).Acquire(ctx, "k", ttl, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Write() {
+		t.Fatal("the current holder's write was rejected")
+	}
+	if a.Write() {
+		t.Error("the paused holder's stale write was accepted")
+	}
+	a.Release(ctx)
+	b.Release(ctx)
+	n := e.Counts()
+	if n.Rejected != 1 || n.Late != 1 || n.Writes != 2 {
+		t.Errorf("counts %+v, want 2 writes, 1 rejected, 1 late", n)
+	}
+	if r := checker.Check(e.History.Events()); !r.Safe() {
+		t.Errorf("overlaps %v: a's validity ended before b's grant", r.Overlaps)
+	}
+	if e.Key("k") == "k" || e.KeyPattern() == "*" {
+		t.Error("keys are not prefixed by the run")
+	}
+}
