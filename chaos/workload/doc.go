@@ -9,8 +9,7 @@
 // all at once by Run, in a loop of Lock, write, Unlock, optionally with
 // holders that pause past their TTL before they write.
 //
-// Fencing tokens: until (*redlock.Lock).Fence is adopted, the token given to
-// the resource is a stand-in (see Env.fence), a counter of the run taken in
-// grant order. Only the fenced resource uses tokens; overlaps are found from
-// the lock intervals alone.
+// Fencing tokens: the clients lock with redlock.Config.Fencing and give the
+// resource lk.Fence() (see Env.fence). Only the fenced resource uses tokens;
+// overlaps are found from the lock intervals alone.
 package workload

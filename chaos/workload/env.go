@@ -44,7 +44,7 @@ const NodeTimeout = 100 * time.Millisecond
 // per-master timeout nodeTimeout. Scenarios that need another one start from
 // it.
 func LockerConfig(nodeTimeout time.Duration) redlock.Config {
-	return redlock.Config{NodeTimeout: nodeTimeout}
+	return redlock.Config{NodeTimeout: nodeTimeout, Fencing: true}
 }
 
 // Env is one chaos run: a cluster, a proxy between every client and every
@@ -62,7 +62,6 @@ type Env struct {
 	mu        sync.Mutex
 	resources map[string]*checker.Resource
 
-	grants   atomic.Int64 // stand-in fencing counter
 	attempts atomic.Int64
 	late     atomic.Int64 // writes made after the writer's Until
 }
@@ -233,10 +232,9 @@ func (e *Env) AwaitNoKeys(ctx context.Context, within time.Duration, nodes ...cl
 	}
 }
 
-// fence returns the fencing token of a lock just granted.
-//
-// Stand-in until (*redlock.Lock).Fence is adopted (issue 5): a counter of
-// this run, taken in grant order, which increases from one holder to the
-// next whenever mutual exclusion holds. To switch, return lk.Fence() here
-// and set Fencing in LockerConfig.
-func (e *Env) fence(lk *redlock.Lock) int64 { return e.grants.Add(1) }
+// fence returns the fencing token of a lock just granted: the library's
+// own (Config.Fencing), which increases from one holder of a key to the
+// next as long as the masters keep their data. A master restarted without
+// persistence loses its counter, so there the token can repeat: that case
+// is caught by the overlap check, not by the token.
+func (e *Env) fence(lk *redlock.Lock) int64 { return lk.Fence() }
