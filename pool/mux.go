@@ -3,7 +3,10 @@ package pool
 import (
 	"context"
 	"errors"
+	"io"
 	"sync"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/gomodule/redigo/redis"
 )
@@ -56,20 +59,41 @@ type mux struct {
 
 // muxConn is one pipelined connection and its two goroutines.
 type muxConn struct {
-	c       redis.Conn
-	queue   chan *request // callers -> writer
-	pending chan *request // writer -> reader, in the order written
-	broken  chan struct{} // closed by fail
-	once    sync.Once
-	err     error // why it broke; set before broken is closed
+	c        redis.Conn
+	queue    chan *request // callers -> writer
+	pending  chan *request // writer -> reader, in the order written
+	broken   chan struct{} // closed by fail
+	inflight atomic.Int64  // commands sent through do and not yet answered
+	once     sync.Once
+	err      error // why it broke; set before broken is closed
 }
 
-// do sends one command through the pipeline.
+// do sends one command through the pipeline. A command that was the only
+// one in flight on a connection that then turned out dead (closed by the
+// master while it sat idle, as a master restart does) is sent once more on
+// a fresh connection: the master never saw it.
 func (m *mux) do(ctx context.Context, cmd string, args []any) (any, error) {
-	mc, err := m.conn(ctx)
-	if err != nil {
-		return nil, err
+	for retried := false; ; retried = true {
+		mc, err := m.conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		alone := mc.inflight.Add(1) == 1
+		reply, err := m.send(ctx, mc, cmd, args)
+		mc.inflight.Add(-1)
+		if err == nil || retried || !alone || !connLost(err) || ctx.Err() != nil {
+			return reply, err
+		}
 	}
+}
+
+// connLost reports whether err says the master closed the connection.
+func connLost(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// send queues one command on mc and waits for its reply.
+func (m *mux) send(ctx context.Context, mc *muxConn, cmd string, args []any) (any, error) {
 	r := requests.Get().(*request)
 	r.cmd, r.args = cmd, args
 	select {

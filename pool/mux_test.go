@@ -112,3 +112,20 @@ func TestPipelineRedials(t *testing.T) {
 		t.Fatalf("PING after restart = %q, %v", got, err)
 	}
 }
+
+// A master restarted while the pipelined connection sat idle: the next
+// command does not fail on the dead connection, it goes out on a new one.
+func TestPipelineSurvivesIdleRestart(t *testing.T) {
+	srv, n := start(t, redisproc.Options{}, pool.Config{})
+	if _, err := n.Do(t.Context(), "SET", "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := srv.Restart(0); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := n.Do(t.Context(), "PING"); err != nil || got != "PONG" {
+			t.Fatalf("restart %d: first PING = %v, %v", i, got, err)
+		}
+	}
+}
