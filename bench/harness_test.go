@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/xml"
-	"errors"
-	"io"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/quorumlock/quorumlock/bench"
+	"github.com/quorumlock/quorumlock/internal/svgtest"
 	"go.uber.org/goleak"
 )
 
@@ -109,7 +107,7 @@ func TestHarnessShort(t *testing.T) {
 	if err := r.WriteSVG(&svg); err != nil {
 		t.Fatal(err)
 	}
-	checkXML(t, svg.Bytes())
+	svgtest.WellFormed(t, svg.Bytes())
 	if n := strings.Count(svg.String(), "<polyline"); n == 0 {
 		t.Error("plot has no lines")
 	}
@@ -124,18 +122,4 @@ func find[T any](t *testing.T, rows []T, what string, match func(T) bool) T {
 		return zero
 	}
 	return rows[i]
-}
-
-func checkXML(t *testing.T, b []byte) {
-	t.Helper()
-	d := xml.NewDecoder(bytes.NewReader(b))
-	for {
-		_, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			return
-		}
-		if err != nil {
-			t.Fatalf("SVG is not well-formed XML: %v", err)
-		}
-	}
 }

@@ -159,7 +159,7 @@ func TestDoneAtUntil(t *testing.T) {
 		until := lk.Until()
 		<-done
 		if !time.Now().Equal(until) {
-			t.Fatalf("Done closed at Until%+v", time.Now().Sub(until))
+			t.Fatalf("Done closed at Until%+v", time.Since(until))
 		}
 		if err := lk.Extend(t.Context(), time.Second); !errors.Is(err, redlock.ErrLockLost) {
 			t.Fatalf("Extend after Done = %v, want ErrLockLost", err)

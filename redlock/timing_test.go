@@ -178,14 +178,7 @@ func TestUnlockDoesNotOvertakeAPendingSet(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fakes := newFakes(ms, ms, ms)
 		fakes[2].setDelay = 10 * ms // the release would arrive after 1ms
-		l := newLocker(t, asNodes(fakes), redlock.Config{NodeTimeout: 50 * ms})
-		lk, err := l.TryLock(t.Context(), "k", time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := lk.Unlock(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		lockThenUnlock(t, fakes)
 		time.Sleep(20 * ms)
 		if v := fakes[2].value("k"); v != "" {
 			t.Fatalf("the slow master kept the key after Unlock: %q", v)
@@ -200,14 +193,7 @@ func TestUnlockReleasesAfterALateAcquire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fakes := newFakes(ms, ms, ms)
 		fakes[2].setDelay, fakes[2].deaf = 200*ms, true // lands long after its timeout
-		l := newLocker(t, asNodes(fakes), redlock.Config{NodeTimeout: 50 * ms})
-		lk, err := l.TryLock(t.Context(), "k", time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := lk.Unlock(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		lockThenUnlock(t, fakes)
 		time.Sleep(100 * ms)
 		if v := fakes[2].value("k"); v != "" {
 			t.Fatal("the key is there before the late SET landed")
@@ -217,4 +203,18 @@ func TestUnlockReleasesAfterALateAcquire(t *testing.T) {
 			t.Fatalf("the late SET's key stayed after Unlock: %q", v)
 		}
 	})
+}
+
+// lockThenUnlock takes "k" on fakes (node timeout 50ms) and unlocks it at
+// once, while a slow master's SET may still be on its way.
+func lockThenUnlock(t *testing.T, fakes []*fake) {
+	t.Helper()
+	l := newLocker(t, asNodes(fakes), redlock.Config{NodeTimeout: 50 * ms})
+	lk, err := l.TryLock(t.Context(), "k", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lk.Unlock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 }

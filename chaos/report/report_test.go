@@ -3,9 +3,6 @@ package report_test
 import (
 	"bytes"
 	"encoding/json"
-	"encoding/xml"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +13,7 @@ import (
 	"github.com/quorumlock/quorumlock/chaos/fault"
 	"github.com/quorumlock/quorumlock/chaos/report"
 	"github.com/quorumlock/quorumlock/chaos/scenario"
+	"github.com/quorumlock/quorumlock/internal/svgtest"
 )
 
 const ms = time.Millisecond
@@ -93,27 +91,12 @@ func TestJSON(t *testing.T) {
 	}
 }
 
-// wellFormed parses svg as XML to the end.
-func wellFormed(t *testing.T, svg []byte) {
-	t.Helper()
-	d := xml.NewDecoder(bytes.NewReader(svg))
-	for {
-		_, err := d.Token()
-		if errors.Is(err, io.EOF) {
-			return
-		}
-		if err != nil {
-			t.Fatalf("SVG is not well-formed XML: %v", err)
-		}
-	}
-}
-
 func TestSVG(t *testing.T) {
 	var buf bytes.Buffer
 	if err := report.SVG(&buf, sample()); err != nil {
 		t.Fatal(err)
 	}
-	wellFormed(t, buf.Bytes())
+	svgtest.WellFormed(t, buf.Bytes())
 	out := buf.String()
 	for _, want := range []string{
 		"<title>kill redis-0, 5ms to 60ms</title>",               // kill paired with its start
@@ -149,7 +132,7 @@ func TestWriteSVGs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wellFormed(t, b)
+	svgtest.WellFormed(t, b)
 }
 
 // TestSVGMergesDenseLocks checks that a long run draws about one bar per
@@ -167,7 +150,7 @@ func TestSVGMergesDenseLocks(t *testing.T) {
 	if err := report.SVG(&buf, r); err != nil {
 		t.Fatal(err)
 	}
-	wellFormed(t, buf.Bytes())
+	svgtest.WellFormed(t, buf.Bytes())
 	if n := strings.Count(buf.String(), "locks from"); n == 0 || n > 4000 {
 		t.Errorf("%d merged bars for 100000 locks over ~1000 pixels", n)
 	}
