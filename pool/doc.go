@@ -10,11 +10,39 @@
 //
 // A *Node satisfies redlock.Node without this package importing redlock.
 //
-// Every call honours its context's deadline and cancellation: dialing, the
-// wait for a connection or a place in the pipeline, and the reply. A frozen
-// master (one that accepts TCP connections but never answers, as a
-// SIGSTOPped redis-server does) therefore never holds a caller past its
-// deadline. A pooled connection whose command was cut short is closed, not
-// reused; a pipelined connection stays in step (the late reply is read and
-// dropped) until it stalls for Config.StallTimeout, and is then replaced.
+// Every call honours its context's deadline and cancellation: the wait for
+// a connection or a place in the pipeline, and the reply. A frozen master
+// (one that accepts TCP connections but never answers, as a SIGSTOPped
+// redis-server does) therefore never holds a caller past its deadline. A
+// pooled connection whose command was cut short is closed, not reused; a
+// pipelined connection stays in step (the late reply is read and dropped)
+// until it stalls for Config.StallTimeout, and is then replaced.
+//
+// The transport rules that a lock's safety depends on:
+//
+//   - A command is sent once at most. When a connection breaks after a
+//     command was written to it, the master may have run it and lost only
+//     the reply; the call fails (a failed vote), it is never sent again, in
+//     either mode. The EVAL fallback after a NOSCRIPT reply is no resend:
+//     NOSCRIPT means the script did not run. Before a command is written to
+//     a connection on which nothing is in flight, the connection is checked
+//     (one non-blocking peek at the socket, on Unix systems): one the master
+//     closed while idle, as a restart does, is replaced before the command
+//     goes out, so a restart while idle costs no failed call.
+//   - Commands that change the state of a connection (MULTI, EXEC, WATCH,
+//     SELECT, RESET, HELLO, AUTH, QUIT, the SUBSCRIBE and UNSUBSCRIBE
+//     families, MONITOR, READONLY, READWRITE, CLIENT REPLY, CLIENT TRACKING,
+//     ...) are refused with ErrConnState before anything is sent, in both
+//     modes: connections are shared, at once or in turn, and the change
+//     would reach other callers. Blocking commands (BLPOP, XREAD BLOCK,
+//     WAIT, ...) are refused with ErrBlocking on the pipelined connection,
+//     whose other callers they would hold up; Config.Pooled runs them.
+//   - Connection set-up (connect, TLS, AUTH, SELECT) has its own timeout,
+//     Config.DialTimeout, and does not end with the call that started it:
+//     that call waits for it only until its own context ends (a 50ms node
+//     timeout over a 30ms link fails fast), and the connection then serves
+//     the next calls. One set-up runs at a time per Node; a failed one is
+//     reported to the calls waiting for it. In Pooled mode a connection set
+//     up for a call that gave up is kept for the next call that needs a new
+//     one. Close cancels a set-up in progress and waits for it.
 package pool

@@ -3,10 +3,8 @@ package pool
 import (
 	"context"
 	"errors"
-	"io"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/gomodule/redigo/redis"
 )
@@ -23,7 +21,17 @@ import (
 // and dropped, so the connection stays in step. A connection that breaks, or
 // whose oldest command gets no reply within Config.StallTimeout (a frozen
 // master), is closed: every command on it fails, and the next caller dials a
-// new one.
+// new one (see dial.go).
+//
+// A command that may have reached the master is never sent again: the
+// master may have run it and lost only the reply (a crash after the AOF
+// fsync, CLIENT KILL, a middlebox reset), and a reentrant release run twice
+// hands the lock to another owner. Its caller gets the error: a failed call
+// is a failed vote. Only a command that provably never left this process is
+// sent on a fresh connection: before the writer writes to a connection on
+// which no command is in flight, it checks that the master has not closed
+// it (idleCheck; a restart while idle is the common case), and the commands
+// it took are then handed back unsent.
 
 // muxQueue bounds the commands waiting for the writer and those written
 // and waiting for their replies, per connection: at the bound, callers wait
@@ -50,47 +58,52 @@ var requests = sync.Pool{New: func() any { return &request{done: make(chan struc
 type mux struct {
 	n *Node
 
-	mu      sync.Mutex
-	cur     *muxConn      // nil until dialed, and after it broke
-	dialing chan struct{} // closed when a dial in progress ends
-	closed  bool
-	wg      sync.WaitGroup
+	mu     sync.Mutex
+	cur    *muxConn // nil until dialed, and after it broke
+	closed bool
+	wg     sync.WaitGroup
 }
 
 // muxConn is one pipelined connection and its two goroutines.
 type muxConn struct {
-	c        redis.Conn
-	queue    chan *request // callers -> writer
-	pending  chan *request // writer -> reader, in the order written
-	broken   chan struct{} // closed by fail
-	inflight atomic.Int64  // commands sent through do and not yet answered
-	once     sync.Once
-	err      error // why it broke; set before broken is closed
+	c           *conn
+	queue       chan *request // callers -> writer
+	pending     chan *request // writer -> reader, in the order written
+	broken      chan struct{} // closed by fail
+	outstanding atomic.Int64  // commands written whose reply was not read yet
+	once        sync.Once
+	err         error // why it broke; set before broken is closed
 }
 
-// do sends one command through the pipeline. A command that was the only
-// one in flight on a connection that then turned out dead (closed by the
-// master while it sat idle, as a master restart does) is sent once more on
-// a fresh connection: the master never saw it.
+// notSentError is the error of a command that the writer took but never
+// wrote, because the connection was found dead first: it may go out on a
+// fresh connection.
+type notSentError struct{ err error }
+
+func (e notSentError) Error() string { return e.err.Error() }
+func (e notSentError) Unwrap() error { return e.err }
+
+// do sends one command through the pipeline. It goes out once at most; it
+// is handed to a fresh connection only when it was never written (see the
+// top of this file).
 func (m *mux) do(ctx context.Context, cmd string, args []any) (any, error) {
-	for retried := false; ; retried = true {
+	for tries := 0; ; tries++ {
 		mc, err := m.conn(ctx)
 		if err != nil {
 			return nil, err
 		}
-		alone := mc.inflight.Add(1) == 1
 		reply, err := m.send(ctx, mc, cmd, args)
-		mc.inflight.Add(-1)
-		if err == nil || retried || !alone || !connLost(err) || ctx.Err() != nil {
-			return reply, err
+		var notSent notSentError
+		if tries < maxUnsent && errors.As(err, &notSent) && ctx.Err() == nil {
+			continue
 		}
+		return reply, err
 	}
 }
 
-// connLost reports whether err says the master closed the connection.
-func connLost(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
-}
+// maxUnsent bounds how often one command is handed to a fresh connection
+// after it found the previous one dead before it was written.
+const maxUnsent = 2
 
 // send queues one command on mc and waits for its reply.
 func (m *mux) send(ctx context.Context, mc *muxConn, cmd string, args []any) (any, error) {
@@ -99,7 +112,7 @@ func (m *mux) send(ctx context.Context, mc *muxConn, cmd string, args []any) (an
 	select {
 	case mc.queue <- r:
 	case <-mc.broken:
-		return nil, mc.err
+		return nil, notSentError{mc.err}
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -126,8 +139,8 @@ func (r *request) recycle() (any, error) {
 	return reply, err
 }
 
-// conn returns the live connection, dialing one (one dial at a time; the
-// other callers wait for it or for their context).
+// conn returns the live connection, waiting for a dial (see dial.go) until
+// ctx ends.
 func (m *mux) conn(ctx context.Context) (*muxConn, error) {
 	for {
 		m.mu.Lock()
@@ -139,45 +152,41 @@ func (m *mux) conn(ctx context.Context) (*muxConn, error) {
 			m.mu.Unlock()
 			return mc, nil
 		}
-		if wait := m.dialing; wait != nil {
-			m.mu.Unlock()
-			select {
-			case <-wait:
-				continue
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}
-		done := make(chan struct{})
-		m.dialing = done
+		a, err := m.n.dialer.attempt()
 		m.mu.Unlock()
-
-		c, err := m.n.pool.DialContext(ctx)
-		m.mu.Lock()
-		m.dialing = nil
-		close(done)
 		if err != nil {
-			m.mu.Unlock()
 			return nil, err
 		}
-		if m.closed {
-			m.mu.Unlock()
-			c.Close()
-			return nil, errNodeClosed
+		select {
+		case <-a.done:
+			if a.err != nil {
+				return nil, a.err
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
-		mc := &muxConn{
-			c:       c,
-			queue:   make(chan *request, muxQueue),
-			pending: make(chan *request, muxQueue),
-			broken:  make(chan struct{}),
-		}
-		m.cur = mc
-		m.wg.Add(2)
-		go m.write(mc)
-		go m.read(mc)
-		m.mu.Unlock()
-		return mc, nil
 	}
+}
+
+// install makes c the live connection and starts its goroutines; it is the
+// dialer's land hook.
+func (m *mux) install(c *conn) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return errNodeClosed
+	}
+	mc := &muxConn{
+		c:       c,
+		queue:   make(chan *request, muxQueue),
+		pending: make(chan *request, muxQueue),
+		broken:  make(chan struct{}),
+	}
+	m.cur = mc
+	m.wg.Add(2)
+	go m.write(mc)
+	go m.read(mc)
+	return nil
 }
 
 // write batches queued commands into single flushes.
@@ -190,12 +199,23 @@ func (m *mux) write(mc *muxConn) {
 		case <-mc.broken:
 			return
 		}
+		if mc.outstanding.Load() == 0 {
+			if err := mc.c.idle(); err != nil {
+				// Nothing was written since the connection went idle:
+				// every command on it is unsent.
+				err = notSentError{err}
+				r.finish(nil, err)
+				m.fail(mc, err)
+				return
+			}
+		}
 		for {
 			if err := mc.c.Send(r.cmd, r.args...); err != nil {
 				m.fail(mc, err)
 				r.finish(nil, mc.err)
 				return
 			}
+			mc.outstanding.Add(1)
 			select {
 			case mc.pending <- r:
 			case <-mc.broken:
@@ -227,6 +247,7 @@ func (m *mux) read(mc *muxConn) {
 			return
 		}
 		reply, err := redis.ReceiveWithTimeout(mc.c, m.n.stallTimeout)
+		mc.outstanding.Add(-1)
 		if _, isReply := err.(redis.Error); err != nil && !isReply {
 			if isTimeout(err) {
 				err = errStalled

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -113,8 +114,11 @@ func TestPipelineRedials(t *testing.T) {
 	}
 }
 
-// A master restarted while the pipelined connection sat idle: the next
-// command does not fail on the dead connection, it goes out on a new one.
+// A master restarted while the pipelined connection sat idle: the writer
+// finds the connection closed before it writes the next command to it, so
+// that command goes out once, on a new connection, and does not fail. (A
+// command written to a connection that then breaks is never sent again:
+// see TestNoResendAfterLostReply.)
 func TestPipelineSurvivesIdleRestart(t *testing.T) {
 	srv, n := start(t, redisproc.Options{}, pool.Config{})
 	if _, err := n.Do(t.Context(), "SET", "k", "v"); err != nil {
@@ -124,8 +128,40 @@ func TestPipelineSurvivesIdleRestart(t *testing.T) {
 		if err := srv.Restart(0); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := n.Do(t.Context(), "PING"); err != nil || got != "PONG" {
-			t.Fatalf("restart %d: first PING = %v, %v", i, got, err)
+		// The restarted master is empty: 1 means the INCR ran once.
+		if got, err := n.Do(t.Context(), "INCR", "n"); err != nil || got != int64(1) {
+			t.Fatalf("restart %d: first INCR = %v, %v; want 1", i, got, err)
 		}
 	}
+}
+
+// The same for a connection reset while idle (a middlebox, CLIENT KILL).
+func TestPipelineSurvivesIdleReset(t *testing.T) {
+	modes(t, func(t *testing.T, cfg pool.Config) {
+		p, n, direct := proxied(t, redisproc.Options{}, cfg)
+		for i := range 3 {
+			if _, err := n.Do(t.Context(), "PING"); err != nil {
+				t.Fatal(err)
+			}
+			p.ResetAll()
+			// Wait until the reset has reached the node's side of the proxy:
+			// the master no longer lists the proxy's connection.
+			for deadline := time.Now().Add(10 * time.Second); ; {
+				list, err := redis.String(direct.Do(t.Context(), "CLIENT", "LIST"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if countLines(list) == 1 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the reset connection is still open:\n%s", list)
+				}
+				runtime.Gosched()
+			}
+			if got, err := n.Do(t.Context(), "INCR", "n"); err != nil || got != int64(i+1) {
+				t.Fatalf("reset %d: INCR = %v, %v; want %d", i, got, err, i+1)
+			}
+		}
+	})
 }

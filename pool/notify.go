@@ -244,7 +244,7 @@ func (s *session) run() {
 	defer s.n.notify.wg.Done()
 	backoff := minRedial
 	for {
-		c, err := s.n.pool.DialContext(s.ctx)
+		c, err := dial(s.ctx, s.n.cfg)
 		if err == nil {
 			var healthy bool
 			healthy, err = s.serve(c)

@@ -26,8 +26,10 @@ type Config struct {
 	// TLS, when non-nil, dials with TLS using this configuration.
 	TLS *tls.Config
 
-	// DialTimeout bounds connecting (and AUTH/SELECT); 0 means 5s. The
-	// caller's context can only shorten it.
+	// DialTimeout bounds connection set-up (TCP connect, TLS, AUTH,
+	// SELECT); 0 means 5s. Set-up runs on its own, not under the context of
+	// the call that needed the connection: that call waits for it only
+	// until its context ends, and the connection then serves later calls.
 	DialTimeout time.Duration
 	// ReadTimeout and WriteTimeout bound each command's read and write; 0
 	// means no bound beyond the caller's context, which is how quorumlock
@@ -73,6 +75,8 @@ const (
 // Node is one Redis master. It is safe for concurrent use.
 type Node struct {
 	addr   string
+	cfg    Config
+	dialer *dialer // connection set-up, see dial.go
 	pool   *redis.Pool
 	notify notifier // the pub/sub side, see notify.go
 	mux    *mux     // the pipelined side, nil with Config.Pooled; see mux.go
@@ -108,12 +112,13 @@ func New(cfg Config) *Node {
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = DefaultStallTimeout
 	}
-	n := &Node{addr: cfg.Addr, stallTimeout: cfg.StallTimeout}
+	n := &Node{addr: cfg.Addr, cfg: cfg, dialer: newDialer(cfg), stallTimeout: cfg.StallTimeout}
 	if !cfg.Pooled {
 		n.mux = &mux{n: n}
+		n.dialer.land = n.mux.install
 	}
 	n.pool = &redis.Pool{
-		DialContext: func(ctx context.Context) (redis.Conn, error) { return dial(ctx, cfg) },
+		DialContext: n.dialer.take,
 		MaxIdle:     cfg.MaxIdle,
 		MaxActive:   cfg.MaxActive,
 		IdleTimeout: cfg.IdleTimeout,
@@ -121,6 +126,9 @@ func New(cfg Config) *Node {
 	}
 	if cfg.HealthCheckAfter > 0 {
 		n.pool.TestOnBorrowContext = func(ctx context.Context, c redis.Conn, lastUsed time.Time) error {
+			if err := c.(*conn).idle(); err != nil {
+				return err // closed by the master while idle: never written to
+			}
 			if time.Since(lastUsed) < cfg.HealthCheckAfter {
 				return nil
 			}
@@ -128,28 +136,12 @@ func New(cfg Config) *Node {
 			return err
 		}
 	}
+	if cfg.HealthCheckAfter < 0 {
+		n.pool.TestOnBorrowContext = func(ctx context.Context, c redis.Conn, _ time.Time) error {
+			return c.(*conn).idle()
+		}
+	}
 	return n
-}
-
-func dial(ctx context.Context, cfg Config) (redis.Conn, error) {
-	if cfg.Addr == "" {
-		return nil, ErrNoAddr
-	}
-	opts := []redis.DialOption{
-		redis.DialConnectTimeout(cfg.DialTimeout),
-		redis.DialReadTimeout(cfg.ReadTimeout),
-		redis.DialWriteTimeout(cfg.WriteTimeout),
-		redis.DialDatabase(cfg.DB),
-	}
-	if cfg.Password != "" {
-		opts = append(opts, redis.DialPassword(cfg.Password), redis.DialUsername(cfg.Username))
-	}
-	if cfg.TLS != nil {
-		opts = append(opts, redis.DialUseTLS(true), redis.DialTLSConfig(cfg.TLS))
-	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
-	defer cancel()
-	return redis.DialContext(ctx, "tcp", cfg.Addr, opts...)
 }
 
 // Addr returns the master's address as configured.
@@ -159,8 +151,15 @@ func (n *Node) Addr() string { return n.addr }
 // integers as int64, bulk strings as []byte, status replies as string, nil
 // for a nil reply, and a Redis error reply as a redis.Error value in err.
 // The call ends when ctx ends; a pooled connection whose command was cut
-// short is closed, not reused.
+// short is closed, not reused. A command that would change the state of a
+// shared connection (MULTI, SELECT, SUBSCRIBE, CLIENT REPLY, ...) fails
+// with ErrConnState, and a blocking one (BLPOP, ...) in the pipelined mode
+// with ErrBlocking, both before anything is sent. A command is sent once
+// at most: a call whose connection broke fails, it is not retried.
 func (n *Node) Do(ctx context.Context, cmd string, args ...any) (any, error) {
+	if err := checkShared(cmd, args, n.mux != nil); err != nil {
+		return nil, err
+	}
 	reply, err := n.do(ctx, cmd, args)
 	return reply, n.wrap(ctx, err)
 }
@@ -243,12 +242,14 @@ func (n *Node) Stats() Stats {
 	return st
 }
 
-// Close closes the idle connections and makes later calls fail; connections
-// in use are closed when their calls end.
+// Close closes the idle connections, cancels a connection set-up in
+// progress and waits for it, and makes later calls fail; connections in use
+// are closed when their calls end.
 func (n *Node) Close() error {
 	n.notify.close() // the pub/sub connection and its goroutines
 	if n.mux != nil {
 		n.mux.close()
 	}
+	n.dialer.close()
 	return n.pool.Close()
 }

@@ -24,15 +24,21 @@ type Config struct {
 	// NodeTimeout bounds each call to one master; 0 means DefaultNodeTimeout.
 	// Keep it small against the TTL: a TTL must exceed it.
 	NodeTimeout time.Duration
-	// Retry spaces the attempts of Locker.Lock; nil means DefaultRetry.
+	// Retry spaces the attempts of Locker.Lock; nil means DefaultRetry. A
+	// typed nil (a nil RetryFunc or *ExponentialBackoff) is refused.
 	Retry RetryStrategy
-	// Clock measures elapsed time for validity; nil means clock.Real.
+	// Clock measures elapsed time for validity; nil means clock.Real. A
+	// typed nil is refused.
 	Clock clock.Clock
 
 	// Fencing makes every lock carry a fencing token (Lock.Fence) that
 	// increases strictly from one holder of a key to the next. It costs a
 	// script instead of a plain SET per master and one more round trip to
-	// the granting quorum, and keeps a counter key per lock key.
+	// the granting quorum, and keeps a counter key per lock key. Writers of
+	// an RWMutex and reentrant holds carry tokens too; readers do not. A
+	// fenced lock (and any RWMutex) refuses, with ErrInvalid, a key whose
+	// counter could not share its Redis Cluster hash slot: one without a
+	// hash tag that contains '}'.
 	Fencing bool
 	// AutoRenew keeps every lock from Lock and TryLock renewed (extended by
 	// its TTL) until Unlock or until it is lost; Locker.Do always renews.
@@ -179,14 +185,19 @@ func (c Config) settings(n int) (settings, error) {
 	}
 	if s.retry == nil {
 		s.retry = DefaultRetry
+	} else if isNil(s.retry) {
+		return s, invalid("retry strategy %T is a nil value", c.Retry)
 	}
 	if s.clock == nil {
 		s.clock = clock.Real
+	} else if isNil(s.clock) {
+		return s, invalid("clock %T is a nil value", c.Clock)
 	}
 	return s, nil
 }
 
-// checkTTL rejects a TTL that cannot give a lock any validity.
+// checkTTL rejects a TTL that cannot give a lock any validity once cut to
+// the whole milliseconds that the masters enforce.
 func (s settings) checkTTL(ttl time.Duration) error {
 	if ttl <= 0 {
 		return invalid("ttl %v must be positive", ttl)
@@ -194,10 +205,11 @@ func (s settings) checkTTL(ttl time.Duration) error {
 	if ttl < time.Millisecond {
 		return invalid("ttl %v is below Redis's 1ms resolution", ttl)
 	}
-	if drift := clock.Drift(ttl, s.driftFactor); ttl <= drift {
-		return invalid("ttl %v leaves no validity after the drift allowance %v", ttl, drift)
+	enforced := ttl.Truncate(time.Millisecond)
+	if drift := clock.Drift(enforced, s.driftFactor); enforced <= drift {
+		return invalid("ttl %v (%v in whole milliseconds) leaves no validity after the drift allowance %v", ttl, enforced, drift)
 	}
-	if ttl <= s.nodeTimeout {
+	if enforced <= s.nodeTimeout {
 		return invalid("ttl %v must exceed the node timeout %v", ttl, s.nodeTimeout)
 	}
 	return nil

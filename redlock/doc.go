@@ -46,7 +46,12 @@
 // Mutual exclusion holds while: the client's clock is monotonic (Config.Clock
 // defaults to Go's monotonic clock); the masters' clocks drift by less than
 // DriftFactor; and a master that restarts either persisted every write (AOF
-// with appendfsync always) or stays down for at least the longest TTL. A
+// with appendfsync always) or stays down for at least the longest TTL; and
+// no master evicts keys: run every master with maxmemory-policy noeviction
+// (the default). A master that evicts a lock key under memory pressure lets
+// a second client in, and with an allkeys-* policy it may also evict a
+// fencing counter, after which tokens start again from 1. With noeviction
+// a full master refuses writes instead, which only makes locks fail. A
 // holder that is paused (GC, swap, a stopped VM) past Until may act after
 // another client acquired the lock: only a fencing token checked by the
 // protected resource catches that. The chaos harness in this repository

@@ -18,3 +18,7 @@ func (l *Locker) Waiting(key string) int {
 	}
 	return 0
 }
+
+var RWKeys = rwKeys
+
+var CheckDerivable = checkDerivable

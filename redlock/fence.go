@@ -40,7 +40,9 @@ func (l *Locker) raiseFence(ctx context.Context, res *quorum.Result, counterKey 
 // holder of the key to the next, across any quorums of the same masters, as
 // long as the masters keep their data (AOF with appendfsync always). Pass it
 // to the protected resource, which must refuse a token lower than the
-// highest it has seen. Fence is 0 unless Config.Fencing is set.
+// highest it has seen. Fence is 0 unless Config.Fencing is set, and for the
+// read holds of an RWMutex, which may overlap; writers and reentrant holds
+// carry tokens (see RWMutex and Reentrant).
 //
 // The counter behind it, key "{key}:fence" (or "key:fence" when key already
 // has a hash tag), persists on every master after the lock is released.

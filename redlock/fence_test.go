@@ -123,3 +123,53 @@ func TestFenceIsZeroWithoutFencing(t *testing.T) {
 		t.Fatalf("a fencing counter was written without Config.Fencing: %q", v)
 	}
 }
+
+// Defect 9 of issue 8: with Config.Fencing, writers of a read-write lock and
+// reentrant holds carry fencing tokens too. Tokens never decrease across
+// holders of a key and increase strictly from one owner (or writer) to the
+// next; an owner's nested holds keep a token no lower than its first.
+func TestFencingCoversWritersAndReentrantHolds(t *testing.T) {
+	_, nodes := cluster(t, 3)
+	l := newLocker(t, asNodes(nodes), redlock.Config{Fencing: true})
+	var last int64
+	for round := range 5 {
+		w, err := l.RWMutex("rw").TryLock(t.Context(), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Fence() <= last {
+			t.Fatalf("round %d: writer fence %d after %d", round, w.Fence(), last)
+		}
+		last = w.Fence()
+		if err := w.Unlock(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		await(t, "the writer gone everywhere", func() bool { return countKey(t, nodes, "{rw}:w") == 0 })
+	}
+
+	last = 0
+	for round := range 5 {
+		r := l.Reentrant("re", fmt.Sprint("owner-", round))
+		outer, err := r.TryLock(t.Context(), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if outer.Fence() <= last {
+			t.Fatalf("round %d: owner's fence %d after the previous owner's %d", round, outer.Fence(), last)
+		}
+		inner, err := r.TryLock(t.Context(), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if inner.Fence() < outer.Fence() {
+			t.Fatalf("round %d: nested hold's fence %d below the outer's %d", round, inner.Fence(), outer.Fence())
+		}
+		last = max(outer.Fence(), inner.Fence())
+		for _, lk := range []*redlock.Lock{inner, outer} {
+			if err := lk.Unlock(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		await(t, "the hash gone everywhere", func() bool { return countKey(t, nodes, "re") == 0 })
+	}
+}

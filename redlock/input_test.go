@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/clock"
 	"github.com/quorumlock/quorumlock/pool"
 	"github.com/quorumlock/quorumlock/redlock"
 )
@@ -37,6 +38,9 @@ func TestBadInput(t *testing.T) {
 		{"negative node timeout", good, redlock.Config{NodeTimeout: -time.Second}},
 		{"renew fraction 1", good, redlock.Config{RenewFraction: 1}},
 		{"negative renew fraction", good, redlock.Config{RenewFraction: -0.5}},
+		{"nil RetryFunc", good, redlock.Config{Retry: redlock.RetryFunc(nil)}},
+		{"typed nil retry", good, redlock.Config{Retry: (*redlock.ExponentialBackoff)(nil)}},
+		{"typed nil clock", good, redlock.Config{Clock: (*clock.Skewed)(nil)}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, err := redlock.New(tt.nodes, tt.cfg); !errors.Is(err, redlock.ErrInvalid) {
@@ -51,6 +55,7 @@ func TestBadInput(t *testing.T) {
 	}
 
 	l := newLocker(t, good, redlock.Config{})
+	fast := newLocker(t, good, redlock.Config{NodeTimeout: time.Millisecond})
 	held, err := l.TryLock(t.Context(), "held", time.Minute)
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +73,11 @@ func TestBadInput(t *testing.T) {
 		{"ttl below 1ms", func() error { _, err := l.TryLock(t.Context(), "k", time.Microsecond); return err }},
 		{"ttl within drift", func() error { _, err := l.TryLock(t.Context(), "k", 2*time.Millisecond); return err }},
 		{"ttl within node timeout", func() error { _, err := l.TryLock(t.Context(), "k", 40*time.Millisecond); return err }},
+		{"ttl within drift once cut to ms", func() error { _, err := fast.TryLock(t.Context(), "k", 2900*time.Microsecond); return err }},
+		{"Reentrant ttl within drift once cut to ms", func() error {
+			_, err := fast.Reentrant("k", "o").TryLock(t.Context(), 2900*time.Microsecond)
+			return err
+		}},
 		{"nil ctx", func() error { _, err := l.TryLock(nilCtx, "k", time.Second); return err }},
 		{"nil ctx, Lock", func() error { _, err := l.Lock(nilCtx, "k", time.Second); return err }},
 		{"Extend nil ctx", func() error { return held.Extend(nilCtx, time.Second) }},

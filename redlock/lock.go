@@ -2,12 +2,11 @@ package redlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
-	"github.com/quorumlock/quorumlock/clock"
+	"github.com/quorumlock/quorumlock/quorum"
 )
 
 // Lock is one acquisition of a key. Its methods are safe for concurrent use.
@@ -18,7 +17,8 @@ type Lock struct {
 	keys       []string
 	ttl        time.Duration
 	fence      int64
-	acks       *acks // which masters' acquire calls have returned
+	acks       *acks         // which masters' acquire calls have returned
+	extending  chan struct{} // holds a token while an Extend runs: one at a time (see extend.go)
 
 	mu       sync.Mutex
 	until    time.Time
@@ -28,10 +28,11 @@ type Lock struct {
 	expiry   *time.Timer                                  // fires at until, once done or renewal exists
 	stop     chan struct{}                                // closed to stop the renewal goroutine
 	cancels  map[*context.Context]context.CancelCauseFunc // of Context
+	unknown  []map[time.Duration]int                      // per master: TTLs of extends whose outcome there is unknown
 }
 
 func newLock(l *Locker, v *variant, key string, keys []string, token string, ttl time.Duration, fence int64, until time.Time, acks *acks) *Lock {
-	return &Lock{l: l, v: v, key: key, keys: keys, token: token, ttl: ttl, fence: fence, until: until, acks: acks}
+	return &Lock{l: l, v: v, key: key, keys: keys, token: token, ttl: ttl, fence: fence, until: until, acks: acks, extending: make(chan struct{}, 1)}
 }
 
 // errUnlocked ends a lock that its holder released.
@@ -46,7 +47,9 @@ func (lk *Lock) Token() string { return lk.token }
 
 // Until returns the end of the lock's guaranteed validity, on the Locker's
 // clock: start + ttl - elapsed - drift of the acquisition or of the latest
-// successful Extend. Act on the protected resource only before it.
+// successful Extend, lowered by any failed or late Extend with a shorter
+// TTL (see Extend). It is never later than what a quorum of the masters
+// enforces. Act on the protected resource only before it.
 func (lk *Lock) Until() time.Time {
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
@@ -158,57 +161,14 @@ func (lk *Lock) endLocked(err error) {
 	lk.cancels = nil
 }
 
-// setUntil moves Until after a successful Extend and re-arms the timer.
-func (lk *Lock) setUntil(until time.Time) {
-	lk.mu.Lock()
-	defer lk.mu.Unlock()
-	lk.until = until
-	if lk.expiry != nil && lk.err == nil {
-		lk.expiry.Reset(lk.untilDelayLocked())
-	}
-}
-
-// Extend sets the lock's TTL on the masters to ttl, counted from now, with
-// compare-and-PEXPIRE: only masters that still hold our token are extended,
-// and an expired key is never re-created. It succeeds when a quorum extended
-// it in time; Until then moves to start + ttl - elapsed - drift. If the
-// lock's validity has already passed, Extend sends nothing and returns an
-// error matching ErrLockLost; so does a failed extension (a *QuorumError),
-// after which the lock stays valid until the Until it had.
-func (lk *Lock) Extend(ctx context.Context, ttl time.Duration) error {
-	l := lk.l
-	if err := l.checkCall(ctx, lk.key, ttl); err != nil {
-		return err
-	}
-	start := l.clock.Now()
-	lk.mu.Lock()
-	until, ended := lk.until, lk.err
-	lk.mu.Unlock()
-	if ended != nil {
-		return fmt.Errorf("redlock: extend %q: %w", lk.key, errors.Join(ended, ErrLockLost))
-	}
-	if !start.Before(until) {
-		return fmt.Errorf("redlock: extend %q: validity passed at %v: %w", lk.key, until, ErrLockLost)
-	}
-	ms := ttl.Milliseconds()
-	ttl = time.Duration(ms) * time.Millisecond
-	res, err := l.fanOut(ctx, opExtend, lk.acks, false, lk.v.extend, lk.keys, lk.token, ms)
-	validity := ttl - l.clock.Now().Sub(start) - clock.Drift(ttl, l.driftFactor)
-	if err == nil && res.OK() && validity > 0 {
-		lk.setUntil(start.Add(validity))
-		return nil
-	}
-	qerr := l.quorumError(opExtend, lk.key, res, err)
-	qerr.Late = err == nil && res.OK()
-	return qerr
-}
-
 // Unlock releases the lock on every master with compare-and-delete, so a
 // key that another client holds by now is left alone, and stops a renewal.
 // It returns nil when a quorum still held our token, and otherwise an error
-// matching ErrLockLost (a *QuorumError). It may return once a quorum has
-// answered; the remaining deletes still land on every master, whatever
-// happens to ctx.
+// matching ErrLockLost (a *QuorumError). The releases are always sent, each
+// bounded by the node timeout and each after that master's acquire call
+// returned, whatever happens to ctx: an ended ctx only makes Unlock return
+// early, with an error that also matches ctx.Err(), while the deletes still
+// land. It may return once a quorum has answered.
 func (lk *Lock) Unlock(ctx context.Context) error {
 	if ctx == nil {
 		return invalid("nil context")
@@ -221,10 +181,23 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 	if released {
 		return fmt.Errorf("redlock: unlock %q: unlocked already: %w", lk.key, ErrLockLost)
 	}
-	res, err := lk.l.fanOut(ctx, opUnlock, lk.acks, lk.v.keepUncertain, lk.v.release, lk.keys, lk.v.releaseArgs(ReleaseChannel(lk.key), lk.token)...)
-	lk.l.queues.released(lk.key)
-	if err == nil && res.OK() {
-		return nil
+	type outcome struct {
+		res *quorum.Result
+		err error
 	}
-	return lk.l.quorumError(opUnlock, lk.key, res, err)
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := lk.l.fanOut(context.WithoutCancel(ctx), opUnlock, lk.acks, lk.v.keepUncertain, lk.v.release, lk.keys, nil, lk.v.releaseArgs(ReleaseChannel(lk.key), lk.token)...)
+		lk.l.queues.released(lk.key)
+		done <- outcome{res, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err == nil && o.res.OK() {
+			return nil
+		}
+		return lk.l.quorumError(opUnlock, lk.key, o.res, o.err)
+	case <-ctx.Done():
+		return lk.l.quorumError(opUnlock, lk.key, nil, ctx.Err())
+	}
 }

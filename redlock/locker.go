@@ -58,11 +58,14 @@ func New(nodes []Node, cfg Config) (*Locker, error) {
 	return &Locker{nodes: append([]Node(nil), nodes...), settings: s}, nil
 }
 
-func isNil(n Node) bool {
-	if n == nil {
+// isNil reports whether x is nil or an interface holding a nil pointer,
+// map, slice, function, interface or channel: a value whose methods would
+// panic.
+func isNil(x any) bool {
+	if x == nil {
 		return true
 	}
-	v := reflect.ValueOf(n)
+	v := reflect.ValueOf(x)
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Interface, reflect.Chan:
 		return v.IsNil()
@@ -107,6 +110,11 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key, token string, ttl
 		return nil, err
 	}
 	keys := v.keys(key)
+	if len(keys) > 1 {
+		if err := checkDerivable(key); err != nil {
+			return nil, err
+		}
+	}
 	fifo := retry && !v.unqueued
 	var (
 		t    *ticket         // our place among this process's waiters for key
@@ -213,7 +221,7 @@ func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []str
 	})
 	var fence int64
 	if err == nil && res.OK() && v.fenced {
-		fence, err = l.raiseFence(ctx, res, keys[1])
+		fence, err = l.raiseFence(ctx, res, keys[len(keys)-1])
 	}
 	validity := ttl - l.clock.Now().Sub(start) - clock.Drift(ttl, l.driftFactor)
 	if err == nil && res.OK() && validity > 0 {
@@ -255,10 +263,11 @@ func (l *Locker) observe(op string, i int, v quorum.Vote) quorum.Vote {
 // fanOut runs a counting script on every node, deciding at the quorum.
 // With acks, a node's call waits until that node's acquire has returned;
 // with grantedOnly, a node that did not grant that acquire is not called
-// and counts as a refusal.
-func (l *Locker) fanOut(ctx context.Context, op string, acks *acks, grantedOnly bool, s script, keys []string, args ...any) (*quorum.Result, error) {
+// and counts as a refusal. then, if not nil, runs after each node's call
+// returned (see quorum.Options.Then).
+func (l *Locker) fanOut(ctx context.Context, op string, acks *acks, grantedOnly bool, s script, keys []string, then func(i int, v quorum.Vote), args ...any) (*quorum.Result, error) {
 	c := s.with(keys, args...)
-	return quorum.Do(ctx, len(l.nodes), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout},
+	return quorum.Do(ctx, len(l.nodes), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout, Then: then},
 		func(ctx context.Context, i int) quorum.Vote {
 			granted, err := acks.wait(ctx, i)
 			if err != nil {

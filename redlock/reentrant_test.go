@@ -141,3 +141,45 @@ func TestReentrantBadInput(t *testing.T) {
 		t.Fatal("bad input reached Redis")
 	}
 }
+
+// Defect 5 of issue 8: an inner hold with a short TTL, extended by hand or
+// renewed, never shortens the owner's outer hold on the masters; after the
+// inner Unlock the outer hold still keeps other owners out until its Until.
+func TestInnerHoldNeverShortensOuter(t *testing.T) {
+	_, nodes := cluster(t, 3)
+	l := newLocker(t, asNodes(nodes), redlock.Config{NodeTimeout: 100 * time.Millisecond})
+	renewing := newLocker(t, asNodes(nodes), redlock.Config{AutoRenew: true, NodeTimeout: 100 * time.Millisecond})
+	a := l.Reentrant("res", "owner-a")
+	outer, err := a.TryLock(t.Context(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := a.TryLock(t.Context(), 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inner.Extend(t.Context(), 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	checkUntilEnforced(t, outer, nodes, 2)
+	renewed, err := renewing.Reentrant("res", "owner-a").TryLock(t.Context(), 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := renewed.Until()
+	await(t, "a renewal of the inner hold", func() bool { return renewed.Until().After(first) })
+	checkUntilEnforced(t, outer, nodes, 2)
+	if err := inner.Unlock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := renewed.Unlock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	checkUntilEnforced(t, outer, nodes, 2)
+	if _, err := l.Reentrant("res", "owner-b").TryLock(t.Context(), time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("another owner while the outer hold is valid: %v, want ErrNotAcquired", err)
+	}
+	if err := outer.Unlock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -16,8 +16,13 @@ import (
 // All state of one lock sits under one hash tag, so each master may be a
 // Redis Cluster shard: "{key}:w" (the writer's token), "{key}:r" (a sorted
 // set of readers by expiry) and "{key}:wq" (the waiting writer). When key
-// has a hash tag of its own, it is the prefix as it is. Reader expiry uses
-// each master's clock (Redis TIME), like key expiry.
+// has a hash tag of its own, it is the prefix as it is; a key without one
+// that contains '}' is refused (ErrInvalid). Reader expiry uses each
+// master's clock (Redis TIME), like key expiry.
+//
+// With Config.Fencing each writer carries a fencing token (Lock.Fence),
+// from the counter "{key}:fence", strictly greater than every earlier
+// writer's; readers carry none (Fence is 0), since they may overlap.
 type RWMutex struct {
 	l   *Locker
 	key string
@@ -38,11 +43,22 @@ var reader = &variant{
 	release: readReleaseScript,
 }
 
+// rwFencedKeys are rwKeys and the fencing counter of a writer.
+func rwFencedKeys(key string) []string {
+	return append(rwKeys(key), fenceKey(key))
+}
+
 // writer is the write side for one waiting writer, whose id stays the same
-// across its attempts so that its announcement carries over.
-func writer(id string) *variant {
+// across its attempts so that its announcement carries over. A fenced
+// writer's acquire also takes the fencing counter as a fourth key.
+func writer(id string, fencing bool) *variant {
+	keys := rwKeys
+	if fencing {
+		keys = rwFencedKeys
+	}
 	return &variant{
-		keys: rwKeys,
+		keys:   keys,
+		fenced: fencing,
 		acquire: func(keys []string, token string, ms int64) func(context.Context, Node) quorum.Vote {
 			return writeAcquireScript.with(keys, token, ms, id).count
 		},
@@ -51,7 +67,7 @@ func writer(id string) *variant {
 		releaseArg: id,
 		giveUp: func(ctx context.Context, l *Locker, key string, keys []string, acks *acks) {
 			// Withdraw the announcement so that readers may go on.
-			l.fanOut(ctx, opRelease, acks, false, releaseScript, keys[2:3], id, ReleaseChannel(key))
+			l.fanOut(ctx, opRelease, acks, false, releaseScript, keys[2:3], nil, id, ReleaseChannel(key))
 		},
 	}
 }
@@ -68,10 +84,10 @@ func (m *RWMutex) RLock(ctx context.Context, ttl time.Duration) (*Lock, error) {
 
 // TryLock makes one attempt to take the write lock for ttl.
 func (m *RWMutex) TryLock(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	return m.l.acquire(ctx, writer(rand.Text()), m.key, "", ttl, false)
+	return m.l.acquire(ctx, writer(rand.Text(), m.l.fencing), m.key, "", ttl, false)
 }
 
 // Lock takes the write lock for ttl, waiting as Locker.Lock does.
 func (m *RWMutex) Lock(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	return m.l.acquire(ctx, writer(rand.Text()), m.key, "", ttl, true)
+	return m.l.acquire(ctx, writer(rand.Text(), m.l.fencing), m.key, "", ttl, true)
 }

@@ -55,7 +55,7 @@ func TestLateQuorumFails(t *testing.T) {
 		l := newLocker(t, asNodes(fakes), redlock.Config{NodeTimeout: 61 * ms})
 		_, err := l.TryLock(t.Context(), "k", 62*ms) // validity = 62-60-2.62 < 0
 		var qerr *redlock.QuorumError
-		if !errors.Is(err, redlock.ErrNotAcquired) || !errors.As(err, &qerr) || !qerr.Late || qerr.Granted != 2 {
+		if !errors.Is(err, redlock.ErrNotAcquired) || !errors.As(err, &qerr) || !qerr.Late || qerr.Granted < 2 {
 			t.Fatalf("TryLock = %v, want a late-quorum failure", err)
 		}
 		time.Sleep(61 * ms) // the releases land at 120ms; the keys would expire only at 122ms

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/quorumlock/quorumlock/quorum"
@@ -23,7 +24,7 @@ type variant struct {
 	extend, release script
 	releaseArg      any
 	// fenced: the yes votes carry fencing counters to combine and write
-	// back before the lock is granted.
+	// back before the lock is granted; the counter is the last of keys.
 	fenced bool
 	// keepUncertain: after a failed attempt, release only the masters
 	// that said yes, not those whose answer is unknown. For locks whose
@@ -64,12 +65,26 @@ var plain = &variant{
 	acquire: func(keys []string, token string, ms int64) func(context.Context, Node) quorum.Vote {
 		args := []any{keys[0], token, "NX", "PX", ms}
 		return func(ctx context.Context, n Node) quorum.Vote {
-			reply, err := n.Do(ctx, "SET", args...)
-			return quorum.Vote{Yes: err == nil && reply != nil, Err: err}
+			return setVote(n.Do(ctx, "SET", args...))
 		}
 	},
 	extend:  extendScript,
 	release: releaseScript,
+}
+
+// setVote reads the reply of SET NX: "OK" is a grant and nil a refusal (the
+// key exists). Anything else, such as the "QUEUED" of a connection left in
+// MULTI, is a failed vote: the command did not run as sent.
+func setVote(reply any, err error) quorum.Vote {
+	switch {
+	case err != nil:
+		return quorum.Vote{Err: err}
+	case reply == nil:
+		return quorum.Vote{}
+	case reply == "OK":
+		return quorum.Vote{Yes: true}
+	}
+	return quorum.Vote{Err: fmt.Errorf("redlock: unexpected SET reply %v", reply)}
 }
 
 var fenced = &variant{
@@ -94,6 +109,18 @@ func slotPrefix(key string) string {
 		return key
 	}
 	return "{" + key + "}"
+}
+
+// checkDerivable refuses, with ErrInvalid, a key that no derived key can
+// share a hash slot with: one without a hash tag of its own that contains
+// '}' (as in "a}b" or "{}x"), for Redis Cluster hashes the whole key, while
+// a tag "{key}" would end at its first '}'. Every other key's derived keys
+// (slotPrefix) hash like the key itself.
+func checkDerivable(key string) error {
+	if !hasHashTag(key) && strings.IndexByte(key, '}') >= 0 {
+		return invalid("key %q: its derived keys (fencing counter, read-write state) cannot share its Redis Cluster hash slot; give it a hash tag of its own, or drop the '}'", key)
+	}
+	return nil
 }
 
 // hasHashTag reports whether Redis Cluster would hash only a {tag} of key.

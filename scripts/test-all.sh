@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs every check CI runs: gofmt, go mod tidy, go vet and go test -race in
-# every Go module of the repository. Needs redis-server on PATH.
+# every Go module of the repository. Installs redis-server where it is
+# missing (ensure-redis.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-command -v redis-server >/dev/null || { echo "redis-server not found: apt-get install -y redis-server" >&2; exit 1; }
+./scripts/ensure-redis.sh
 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then

@@ -18,6 +18,31 @@ const (
 	// Released: the holder began to release the lock at At (it stopped
 	// using the resource then, whatever the release's outcome).
 	Released
+	// Attempted: an acquire called at Call returned at At without the
+	// lock; Outcome says whether it was refused or may have been applied.
+	Attempted
+	// Extended: the holder's Until became Until at At (an Extend, a
+	// renewal, or a failed Extend that lowered it).
+	Extended
+	// Sampled: at At the masters were read directly; the key of Lock is
+	// held by fewer than a quorum of them from Expire on, while the
+	// holder believed itself valid until Until (see until.go).
+	Sampled
+	// Leftover: a call of Client on Key returned at At, and a quorum of
+	// the masters still held what it wrote once its releases had time
+	// to land (see Detail).
+	Leftover
+)
+
+// Outcome is how an Attempted acquire ended.
+type Outcome int
+
+const (
+	// Refused: the masters answered, and not enough of them granted.
+	Refused Outcome = iota + 1
+	// Unknown: the call timed out or failed with a transport error; it
+	// may have been applied on some masters.
+	Unknown
 )
 
 // Event is one record of the history of a lock.
@@ -32,8 +57,21 @@ type Event struct {
 	Token  int64
 	// At is the offset of the event from the history's base time.
 	At time.Duration
-	// Until is the end of the lock's guaranteed validity (Granted only).
+	// Until is the end of the lock's guaranteed validity (Granted,
+	// Extended, Sampled).
 	Until time.Duration
+	// Call is when the acquire was invoked (Granted, Attempted).
+	Call time.Duration
+	// Owner is the reentrant owner of a hold: holds of one owner may
+	// overlap. Shared marks a read hold: read holds may overlap each other.
+	Owner  string
+	Shared bool
+	// Outcome of an Attempted acquire.
+	Outcome Outcome
+	// Expire is the sampled end of the quorum's hold (Sampled).
+	Expire time.Duration
+	// Detail describes a Leftover.
+	Detail string
 }
 
 // Interval is the time during which one acquisition held its key.
@@ -42,6 +80,10 @@ type Interval struct {
 	Client int    `json:"client"`
 	Key    string `json:"key"`
 	Token  int64  `json:"token"`
+	// Owner and Shared are the Event's: holds of one owner, or two read
+	// holds, are compatible and never overlap each other.
+	Owner  string `json:"owner,omitempty"`
+	Shared bool   `json:"shared,omitempty"`
 	// Start and End bound the interval [Start, End).
 	Start time.Duration `json:"start_ns"`
 	End   time.Duration `json:"end_ns"`
@@ -73,26 +115,47 @@ type Result struct {
 	// Orphans counts Released events without a Granted one: a bug in the
 	// recording, reported rather than hidden.
 	Orphans int
+	// Violations of the other invariants (Until within the masters'
+	// expiry, no key left, fences increase), ordered by time.
+	Violations []Violation
 }
 
 // Safe reports whether mutual exclusion held.
 func (r Result) Safe() bool { return len(r.Overlaps) == 0 }
 
+// compatible reports whether two holds of one key may overlap: two read
+// holds, or two holds of the same reentrant owner.
+func compatible(a, b Interval) bool {
+	return (a.Shared && b.Shared) || (a.Owner != "" && a.Owner == b.Owner)
+}
+
 // Check builds the intervals of events, given in any order, and finds every
-// pair of intervals of the same key that overlap. A lock released more than
-// once ends at its first release. It runs in O(n log n + overlaps).
+// pair of incompatible intervals of the same key that overlap. A lock
+// released more than once ends at its first release; a lock whose Until
+// moved (Extended) ends when the holder's belief ended (see belief). It
+// also checks the other invariants (Violations). It runs in
+// O(n log n + overlaps).
 func Check(events []Event) Result {
 	var res Result
 	byLock := map[int64]*Interval{}
 	released := map[int64]time.Duration{}
+	extended := map[int64][]Event{}
 	for _, e := range events {
 		switch e.Kind {
 		case Granted:
-			byLock[e.Lock] = &Interval{Lock: e.Lock, Client: e.Client, Key: e.Key, Token: e.Token, Start: e.At, End: e.Until}
+			byLock[e.Lock] = &Interval{Lock: e.Lock, Client: e.Client, Key: e.Key, Token: e.Token,
+				Owner: e.Owner, Shared: e.Shared, Start: e.At, End: e.Until}
 		case Released:
 			if r, ok := released[e.Lock]; !ok || e.At < r {
 				released[e.Lock] = e.At
 			}
+		case Extended:
+			extended[e.Lock] = append(extended[e.Lock], e)
+		}
+	}
+	for id, ext := range extended {
+		if iv, ok := byLock[id]; ok {
+			iv.End = belief(iv.End, ext)
 		}
 	}
 	for id, at := range released {
@@ -129,7 +192,9 @@ func Check(events []Event) Result {
 			heap.Pop(&open)
 		}
 		for _, a := range open {
-			res.Overlaps = append(res.Overlaps, Overlap{Key: iv.Key, A: a, B: iv})
+			if !compatible(a, iv) {
+				res.Overlaps = append(res.Overlaps, Overlap{Key: iv.Key, A: a, B: iv})
+			}
 		}
 		heap.Push(&open, iv)
 	}
@@ -137,6 +202,7 @@ func Check(events []Event) Result {
 		return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.B.Start, b.B.Start),
 			cmp.Compare(a.A.Start, b.A.Start), cmp.Compare(a.A.Lock, b.A.Lock))
 	})
+	res.Violations = violations(events, byLock, res.Intervals)
 	return res
 }
 
@@ -177,12 +243,52 @@ func (h *History) Offset(t time.Time) time.Duration { return t.Sub(h.base) }
 // Grant records a lock granted at t, valid until until, and returns its id
 // for Release.
 func (h *History) Grant(client int, key string, token int64, t, until time.Time) int64 {
+	return h.GrantCall(Event{Client: client, Key: key, Token: token}, t, t, until)
+}
+
+// GrantCall records the acquire described by e (Client, Key, Token, Owner,
+// Shared), invoked at call and granted at t, valid until until, and returns
+// its id for Release.
+func (h *History) GrantCall(e Event, call, t, until time.Time) int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.next++
-	h.events = append(h.events, Event{Kind: Granted, Lock: h.next, Client: client, Key: key, Token: token,
-		At: h.Offset(t), Until: h.Offset(until)})
+	e.Kind, e.Lock = Granted, h.next
+	e.Call, e.At, e.Until = h.Offset(call), h.Offset(t), h.Offset(until)
+	h.events = append(h.events, e)
 	return h.next
+}
+
+// Attempt records an acquire described by e (Client, Key, Owner, Shared)
+// invoked at call that returned at t without the lock, with outcome o.
+func (h *History) Attempt(e Event, call, t time.Time, o Outcome) {
+	e.Kind, e.Outcome = Attempted, o
+	e.Call, e.At = h.Offset(call), h.Offset(t)
+	h.add(e)
+}
+
+// Extend records that the Until of lock became until at t.
+func (h *History) Extend(lock int64, t, until time.Time) {
+	h.add(Event{Kind: Extended, Lock: lock, At: h.Offset(t), Until: h.Offset(until)})
+}
+
+// Sample records that at t the key of lock, read on the masters, is held
+// by fewer than a quorum from expire on, while its holder believed it
+// valid until until.
+func (h *History) Sample(lock int64, t, until, expire time.Time) {
+	h.add(Event{Kind: Sampled, Lock: lock, At: h.Offset(t), Until: h.Offset(until), Expire: h.Offset(expire)})
+}
+
+// Left records that a call of client on key, returned at t, left a quorum
+// holding what detail describes.
+func (h *History) Left(client int, key string, t time.Time, detail string) {
+	h.add(Event{Kind: Leftover, Client: client, Key: key, At: h.Offset(t), Detail: detail})
+}
+
+func (h *History) add(e Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, e)
 }
 
 // Release records that the holder of lock began to release it at t.

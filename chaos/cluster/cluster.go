@@ -39,6 +39,9 @@ type Cluster interface {
 	Backend() string
 	// Nodes returns the nodes, in a fixed order.
 	Nodes() []Node
+	// Password is the password every node requires from its clients
+	// (requirepass; clients send AUTH when they connect), "" for none.
+	Password() string
 	// Close releases the cluster: processes and containers that it started
 	// are removed; nodes it only drives (compose) are resumed and started
 	// again, as they were found.
@@ -51,6 +54,12 @@ type Config struct {
 	Nodes int
 	// Persistence is what a restarted node keeps.
 	Persistence Persistence
+	// Password, if set, starts every node with requirepass, so that
+	// clients must dial with AUTH (Cluster.Password reads it back). The
+	// harness's own commands on the nodes (Keys, Get, ClockJump, ...)
+	// authenticate by themselves. The local and Docker backends support
+	// it; Compose, whose nodes are started beforehand, does not.
+	Password string
 }
 
 // Persistence says whether nodes persist their writes.

@@ -49,6 +49,9 @@ func OpenCompose(ctx context.Context, cfg ComposeConfig) (*Compose, error) {
 	if cfg.BasePort == 0 {
 		cfg.BasePort = ComposeBasePort
 	}
+	if cfg.Password != "" {
+		return nil, fmt.Errorf("%w: the masters of docker-compose.yml run without a password", ErrUnsupported)
+	}
 	n := cfg.nodes()
 	if n > ComposeNodes {
 		return nil, fmt.Errorf("%w: docker-compose.yml has %d masters, %d asked for", ErrUnsupported, ComposeNodes, n)
@@ -92,6 +95,9 @@ func (c *Compose) Backend() string { return BackendCompose }
 
 // Nodes returns the nodes.
 func (c *Compose) Nodes() []Node { return c.nodes }
+
+// Password returns "": the project's masters require none.
+func (c *Compose) Password() string { return "" }
 
 // Close resumes paused nodes and starts killed ones, so that the project is
 // left as it was found.

@@ -63,6 +63,7 @@ type Docker struct {
 	pool      *dockertest.Pool
 	resources []*dockertest.Resource
 	nodes     []Node
+	password  string
 }
 
 // StartDocker starts cfg.Nodes containers of the configured image and waits
@@ -82,7 +83,7 @@ func StartDocker(ctx context.Context, cfg DockerConfig) (*Docker, error) {
 				"build one from the host's redis-server with chaos/redisimage/build-image.sh and set %s", repo, tag, err, ImageEnv)
 		}
 	}
-	d := &Docker{pool: p}
+	d := &Docker{pool: p, password: cfg.Password}
 	for i := range cfg.nodes() {
 		if err := d.startNode(ctx, i, repo, tag, cfg.Persistence == PersistenceAOF); err != nil {
 			d.Close()
@@ -102,6 +103,9 @@ func (d *Docker) startNode(ctx context.Context, i int, repo, tag string, aof boo
 		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
 	} else {
 		args = append(args, "--appendonly", "no")
+	}
+	if d.password != "" {
+		args = append(args, "--requirepass", d.password)
 	}
 	r, err := d.pool.RunWithOptions(&dockertest.RunOptions{
 		Repository:   repo,
@@ -128,6 +132,7 @@ func (d *Docker) startNode(ctx context.Context, i int, repo, tag string, aof boo
 		aof:    aof,
 	}
 	d.nodes = append(d.nodes, n)
+	setPassword(n.addr, d.password)
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return awaitPing(wctx, n.addr)
@@ -139,8 +144,14 @@ func (d *Docker) Backend() string { return BackendDocker }
 // Nodes returns the nodes.
 func (d *Docker) Nodes() []Node { return d.nodes }
 
+// Password returns the password the nodes require, "" for none.
+func (d *Docker) Password() string { return d.password }
+
 // Close removes every container with its volumes.
 func (d *Docker) Close() error {
+	for _, n := range d.nodes {
+		setPassword(n.Addr(), "")
+	}
 	var errs []error
 	for _, r := range d.resources {
 		if err := d.pool.Purge(r); err != nil {

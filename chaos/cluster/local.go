@@ -10,25 +10,27 @@ import (
 
 // Local is a cluster of redis-server processes on free loopback ports.
 type Local struct {
-	nodes []Node
-	procs []*redisproc.Server
+	nodes    []Node
+	procs    []*redisproc.Server
+	password string
 }
 
 // StartLocal starts cfg.Nodes redis-server processes (redis-server must be on
 // PATH) and waits until each answers PING.
 func StartLocal(ctx context.Context, cfg Config) (*Local, error) {
-	l := &Local{}
+	l := &Local{password: cfg.Password}
 	for i := range cfg.nodes() {
 		if err := ctx.Err(); err != nil {
 			l.Close()
 			return nil, err
 		}
-		s, err := redisproc.Start(redisproc.Options{AppendOnly: cfg.Persistence == PersistenceAOF})
+		s, err := redisproc.Start(redisproc.Options{AppendOnly: cfg.Persistence == PersistenceAOF, Password: cfg.Password})
 		if err != nil {
 			l.Close()
 			return nil, fmt.Errorf("cluster: local node %d: %w", i, err)
 		}
 		l.procs = append(l.procs, s)
+		setPassword(s.Addr(), cfg.Password)
 		l.nodes = append(l.nodes, &localNode{name: nodeName(i), s: s, aof: cfg.Persistence == PersistenceAOF})
 	}
 	return l, nil
@@ -40,11 +42,15 @@ func (l *Local) Backend() string { return BackendLocal }
 // Nodes returns the nodes.
 func (l *Local) Nodes() []Node { return l.nodes }
 
+// Password returns the password the nodes require, "" for none.
+func (l *Local) Password() string { return l.password }
+
 // Close kills every process and removes its data directory.
 func (l *Local) Close() error {
 	var errs []error
 	for _, s := range l.procs {
 		errs = append(errs, s.Close())
+		setPassword(s.Addr(), "")
 	}
 	return errors.Join(errs...)
 }

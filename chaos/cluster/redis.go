@@ -8,9 +8,10 @@ import (
 	"github.com/gomodule/redigo/redis"
 )
 
-// do runs one command on the node at addr over a fresh connection. The
-// harness's own inspection and fault commands never share connections with
-// the clients under test.
+// do runs one command on the node at addr over a fresh connection,
+// authenticated when the node's cluster has a password. The harness's own
+// inspection and fault commands never share connections with the clients
+// under test.
 func do(ctx context.Context, addr, cmd string, args ...any) (any, error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
@@ -20,10 +21,15 @@ func do(ctx context.Context, addr, cmd string, args ...any) (any, error) {
 	if timeout <= 0 {
 		return nil, context.DeadlineExceeded
 	}
-	c, err := redis.DialContext(ctx, "tcp", addr,
+	opts := []redis.DialOption{
 		redis.DialConnectTimeout(timeout),
 		redis.DialReadTimeout(timeout),
-		redis.DialWriteTimeout(timeout))
+		redis.DialWriteTimeout(timeout),
+	}
+	if pw := passwordFor(addr); pw != "" {
+		opts = append(opts, redis.DialPassword(pw))
+	}
+	c, err := redis.DialContext(ctx, "tcp", addr, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -10,28 +10,50 @@ import (
 // Kind is what a fault does.
 type Kind string
 
-// The kinds of fault. Kill, Pause, Cut, Slow, Restart and ClockJump inject a
-// fault; Start, Resume and Heal end one.
+// The kinds of fault. Kill, Pause, Cut, Slow, SlowSetup, DropReply, Reset,
+// Multi, Restart and ClockJump inject a fault; Start, Resume and Heal end
+// one.
 const (
 	Kill      Kind = "kill"       // SIGKILL the node (docker kill)
 	Start     Kind = "start"      // start a killed node
 	Restart   Kind = "restart"    // kill, wait Arg, start
 	Pause     Kind = "pause"      // SIGSTOP the node (docker pause)
 	Resume    Kind = "resume"     // SIGCONT the node (docker unpause)
-	Slow      Kind = "slow"       // delay the node's replies to Clients by Arg
-	Cut       Kind = "cut"        // drop all traffic between the node and Clients
-	Heal      Kind = "heal"       // end Slow or Cut between the node and Clients
+	Slow      Kind = "slow"       // delay the requests of Clients to the node by Arg
+	Cut       Kind = "cut"        // hold all traffic between the node and Clients
+	Heal      Kind = "heal"       // end Slow, SlowSetup, Cut, DropReply or Multi between the node and Clients
 	ClockJump Kind = "clock-jump" // the node's clock jumps by Arg (emulated)
 	// ClientPause is a client frozen for Arg (a GC pause, a stopped VM).
 	// The scenario freezes the client itself and records it with
 	// Injector.Record; Node is -1 and Clients names the client.
 	ClientPause Kind = "client-pause"
+	// DropReply lets the next request of each of Clients reach the node
+	// and run there, drops the node's reply and resets the client's
+	// connection (netfault.Link.DropReply): the command took effect, the
+	// client never hears it. Armed until it fires or Heal.
+	DropReply Kind = "drop-reply"
+	// Reset resets every connection between the node and Clients now,
+	// whatever is in flight on it (netfault.Link.Reset). It needs no end.
+	Reset Kind = "reset"
+	// SlowSetup makes the links between the node and Clients links of
+	// round-trip time Arg, connection set-up included, and resets their
+	// connections so that the clients dial anew (TCP connect, AUTH,
+	// SELECT) at that latency (netfault.Link.SlowSetup). Until Heal.
+	SlowSetup Kind = "slow-setup"
+	// Multi makes each of Clients send MULTI to the node through its own
+	// shared (pipelined) connection, by Injector.SendCommand, as an
+	// application calling Node.Do(ctx, "MULTI") would. A library that
+	// refuses state-changing commands on a shared connection returns an
+	// error, which the injector notes and ignores; one that accepts it
+	// turns the shared connection into a transaction, and Heal (or HealAll)
+	// sends DISCARD through the same connection to end it.
+	Multi Kind = "multi"
 )
 
 // Injects reports whether k injects a fault (rather than ending one).
 func (k Kind) Injects() bool {
 	switch k {
-	case Kill, Restart, Pause, Slow, Cut, ClockJump, ClientPause:
+	case Kill, Restart, Pause, Slow, Cut, ClockJump, ClientPause, DropReply, Reset, SlowSetup, Multi:
 		return true
 	}
 	return false
@@ -44,11 +66,11 @@ type Fault struct {
 	Kind Kind          `json:"kind"`
 	// Node is the index of the node.
 	Node int `json:"node"`
-	// Clients are the clients whose links Slow, Cut and Heal act on; nil
-	// means every client.
+	// Clients are the clients whose links Slow, SlowSetup, Cut, DropReply,
+	// Reset, Multi and Heal act on; nil means every client.
 	Clients []int `json:"clients,omitempty"`
-	// Arg is the latency of Slow, the delay of Restart, the jump of
-	// ClockJump.
+	// Arg is the latency of Slow, the round-trip time of SlowSetup, the
+	// delay of Restart, the jump of ClockJump.
 	Arg time.Duration `json:"arg_ns,omitempty"`
 }
 
@@ -80,6 +102,14 @@ func (f Fault) String() string {
 		return fmt.Sprintf("cut %s from %s", node, clients)
 	case Heal:
 		return fmt.Sprintf("heal %s for %s", node, clients)
+	case SlowSetup:
+		return fmt.Sprintf("slow-setup %s to %v RTT for %s", node, f.Arg, clients)
+	case DropReply:
+		return fmt.Sprintf("drop the next reply of %s to %s", node, clients)
+	case Reset:
+		return fmt.Sprintf("reset the connections of %s to %s", node, clients)
+	case Multi:
+		return fmt.Sprintf("multi on %s from %s", node, clients)
 	case ClockJump:
 		sign := "+"
 		if f.Arg < 0 {

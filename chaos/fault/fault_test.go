@@ -37,7 +37,8 @@ func TestRandomInvariants(t *testing.T) {
 	for seed := range uint64(200) {
 		cfg := fault.RandomConfig{Nodes: 5, Clients: 3, Duration: 10 * time.Second, DownFor: time.Second,
 			Gap: 100 * time.Millisecond, Hold: 400 * time.Millisecond,
-			Kinds: []fault.Kind{fault.Kill, fault.Pause, fault.Cut, fault.Slow, fault.Restart}}
+			Kinds: []fault.Kind{fault.Kill, fault.Pause, fault.Cut, fault.Slow, fault.Restart,
+				fault.DropReply, fault.Reset, fault.SlowSetup, fault.Multi}}
 		s := fault.Random(seed, cfg)
 		faultyUntil := map[int]time.Duration{}
 		killedAt := map[int]time.Duration{}
@@ -48,8 +49,23 @@ func TestRandomInvariants(t *testing.T) {
 			if f.At >= cfg.Duration {
 				t.Fatalf("seed %d: %v at %v, after the duration", seed, f, f.At)
 			}
+			if f.Kind.Injects() && f.Kind != fault.Kill && f.Kind != fault.Restart && f.Kind != fault.Pause {
+				for _, c := range f.Clients {
+					if c < 0 || c >= cfg.Clients {
+						t.Fatalf("seed %d: %v names client %d of %d", seed, f, c, cfg.Clients)
+					}
+				}
+				if f.Kind == fault.SlowSetup && f.Arg != 40*time.Millisecond {
+					t.Fatalf("seed %d: %v: RTT %v, want the default 40ms", seed, f, f.Arg)
+				}
+			}
 			switch f.Kind {
-			case fault.Kill, fault.Pause, fault.Cut, fault.Slow, fault.Restart:
+			case fault.Reset:
+				if faultyUntil[f.Node] > f.At {
+					t.Fatalf("seed %d: %v at %v on a node still faulty", seed, f, f.At)
+				}
+				faultyUntil[f.Node] = f.At // instant
+			case fault.Kill, fault.Pause, fault.Cut, fault.Slow, fault.Restart, fault.DropReply, fault.SlowSetup, fault.Multi:
 				if faultyUntil[f.Node] > f.At {
 					t.Fatalf("seed %d: %v at %v on a node still faulty", seed, f, f.At)
 				}
@@ -102,14 +118,19 @@ func TestFaultString(t *testing.T) {
 		{fault.Fault{Kind: fault.ClockJump, Node: 4, Arg: 2 * time.Second}, "clock-jump redis-4 by +2s"},
 		{fault.Fault{Kind: fault.ClockJump, Node: 4, Arg: -time.Second}, "clock-jump redis-4 by -1s"},
 		{fault.Fault{Kind: fault.ClientPause, Node: -1, Clients: []int{0}, Arg: time.Second}, "pause client 0 for 1s"},
+		{fault.Fault{Kind: fault.DropReply, Node: 1, Clients: []int{0, 2}}, "drop the next reply of redis-1 to clients 0,2"},
+		{fault.Fault{Kind: fault.Reset, Node: 2}, "reset the connections of redis-2 to all clients"},
+		{fault.Fault{Kind: fault.SlowSetup, Node: 0, Clients: []int{1}, Arg: 40 * time.Millisecond}, "slow-setup redis-0 to 40ms RTT for client 1"},
+		{fault.Fault{Kind: fault.Multi, Node: 3, Clients: []int{0}}, "multi on redis-3 from client 0"},
 	} {
 		if got := tc.f.String(); got != tc.want {
 			t.Errorf("String() = %q, want %q", got, tc.want)
 		}
 	}
-	s := fault.Schedule{{Kind: fault.Kill}, {Kind: fault.Start}, {Kind: fault.Cut}, {Kind: fault.Heal}, {Kind: fault.ClockJump}}
-	if s.Injections() != 3 {
-		t.Errorf("Injections() = %d, want 3", s.Injections())
+	s := fault.Schedule{{Kind: fault.Kill}, {Kind: fault.Start}, {Kind: fault.Cut}, {Kind: fault.Heal}, {Kind: fault.ClockJump},
+		{Kind: fault.DropReply}, {Kind: fault.Reset}, {Kind: fault.SlowSetup}, {Kind: fault.Multi}, {Kind: fault.Resume}}
+	if s.Injections() != 7 {
+		t.Errorf("Injections() = %d, want 7", s.Injections())
 	}
 }
 

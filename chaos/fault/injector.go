@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,8 +30,16 @@ type Applied struct {
 }
 
 // Injector applies faults to one cluster and the proxies in front of it. It
-// is safe for concurrent use.
+// is safe for concurrent use once SendCommand is set.
 type Injector struct {
+	// SendCommand sends one command from client to node through the
+	// client's own shared (pipelined) connection, the one its lock calls
+	// use (the scenario wires it to the workload's pool.Node of that client
+	// and node), and returns the command's error. The Multi fault sends
+	// MULTI with it, and Heal sends DISCARD with it where a MULTI was
+	// accepted. Set it before Run or Apply; while it is nil, Multi fails.
+	SendCommand func(ctx context.Context, client, node int, cmd string, args ...any) error
+
 	nodes []cluster.Node
 	net   *netfault.Net
 	base  time.Time
@@ -39,13 +48,18 @@ type Injector struct {
 	log    []Applied
 	down   map[int]bool // killed by us and not started again
 	paused map[int]bool
+	multi  map[link]bool // MULTI accepted and not yet discarded
 }
+
+// link is a (client, node) pair.
+type link struct{ client, node int }
 
 // NewInjector returns an injector for the nodes of c and the links of net
 // (nil if there are no proxies: link faults then fail). Offsets in its log
 // count from base.
 func NewInjector(c cluster.Cluster, net *netfault.Net, base time.Time) *Injector {
-	return &Injector{nodes: c.Nodes(), net: net, base: base, down: map[int]bool{}, paused: map[int]bool{}}
+	return &Injector{nodes: c.Nodes(), net: net, base: base,
+		down: map[int]bool{}, paused: map[int]bool{}, multi: map[link]bool{}}
 }
 
 // Apply applies f now (f.At is ignored) and logs it.
@@ -97,8 +111,13 @@ func (in *Injector) apply(ctx context.Context, f Fault) (string, error) {
 	case ClockJump:
 		r, err := cluster.ClockJump(ctx, n.Addr(), f.Arg)
 		return fmt.Sprintf("%d keys expired, %d shifted", r.Expired, r.Shifted), err
-	case Slow, Cut, Heal:
-		return "", in.link(f)
+	case Slow, Cut, SlowSetup, DropReply, Reset:
+		return in.link(f)
+	case Heal:
+		note, err := in.link(f)
+		return joinNotes(note, in.discard(ctx, f)), err
+	case Multi:
+		return in.sendMulti(ctx, f)
 	default:
 		return "", fmt.Errorf("unknown kind %q", f.Kind)
 	}
@@ -111,17 +130,36 @@ func (in *Injector) setState(node int, down, paused bool) {
 	in.down[node], in.paused[node] = down, paused
 }
 
-func (in *Injector) link(f Fault) error {
-	if in.net == nil {
-		return errors.New("no proxies in front of the nodes")
+// clients returns the clients f acts on: f.Clients, or every client of the
+// proxies when nil.
+func (in *Injector) clients(f Fault) ([]int, error) {
+	if f.Clients != nil {
+		return f.Clients, nil
 	}
-	clients := f.Clients
-	if clients == nil {
-		for c := range in.net.Clients() {
-			clients = append(clients, c)
+	if in.net == nil {
+		return nil, errors.New("no proxies in front of the nodes, and no clients named")
+	}
+	clients := make([]int, in.net.Clients())
+	for c := range clients {
+		clients[c] = c
+	}
+	return clients, nil
+}
+
+// link applies a link fault to the links between f.Node and f.Clients.
+func (in *Injector) link(f Fault) (string, error) {
+	if in.net == nil {
+		if f.Kind == Heal {
+			return "", nil // no link to heal
 		}
+		return "", errors.New("no proxies in front of the nodes")
+	}
+	clients, err := in.clients(f)
+	if err != nil {
+		return "", err
 	}
 	var errs []error
+	resets := 0
 	for _, c := range clients {
 		if c < 0 || c >= in.net.Clients() {
 			errs = append(errs, fmt.Errorf("no client %d", c))
@@ -133,11 +171,81 @@ func (in *Injector) link(f Fault) error {
 			errs = append(errs, l.Slow(f.Arg))
 		case Cut:
 			errs = append(errs, l.Cut())
+		case SlowSetup:
+			// Connections made before would keep their fast set-up: reset
+			// them so that the clients dial anew under the latency.
+			errs = append(errs, l.SlowSetup(f.Arg))
+			resets += l.Reset()
+		case DropReply:
+			errs = append(errs, l.DropReply(1))
+		case Reset:
+			resets += l.Reset()
 		case Heal:
 			l.Heal()
 		}
 	}
-	return errors.Join(errs...)
+	note := ""
+	if f.Kind == Reset || f.Kind == SlowSetup {
+		note = fmt.Sprintf("%d connections reset", resets)
+	}
+	return note, errors.Join(errs...)
+}
+
+// sendMulti sends MULTI from each client of f to f.Node. A refusal is the
+// expected outcome with a library that guards its shared connections: it
+// is noted, not an error.
+func (in *Injector) sendMulti(ctx context.Context, f Fault) (string, error) {
+	if in.SendCommand == nil {
+		return "", errors.New("Injector.SendCommand is not set")
+	}
+	clients, err := in.clients(f)
+	if err != nil {
+		return "", err
+	}
+	var notes []string
+	for _, c := range clients {
+		if err := in.SendCommand(ctx, c, f.Node, "MULTI"); err != nil {
+			notes = append(notes, fmt.Sprintf("client %d: refused (%v)", c, err))
+			continue
+		}
+		in.mu.Lock()
+		in.multi[link{c, f.Node}] = true
+		in.mu.Unlock()
+		notes = append(notes, fmt.Sprintf("client %d: ACCEPTED (DISCARD at heal)", c))
+	}
+	return joinNotes(notes...), nil
+}
+
+// discard sends DISCARD from each client of f to f.Node whose MULTI was
+// accepted, so that a library which let a MULTI through gets its shared
+// connection back out of the transaction. It returns a note of what it did.
+func (in *Injector) discard(ctx context.Context, f Fault) string {
+	clients, err := in.clients(f)
+	if err != nil || in.SendCommand == nil {
+		return ""
+	}
+	var notes []string
+	for _, c := range clients {
+		l := link{c, f.Node}
+		in.mu.Lock()
+		open := in.multi[l]
+		delete(in.multi, l)
+		in.mu.Unlock()
+		if !open {
+			continue
+		}
+		res := "ok"
+		if err := in.SendCommand(ctx, c, f.Node, "DISCARD"); err != nil {
+			res = err.Error()
+		}
+		notes = append(notes, fmt.Sprintf("client %d: DISCARD %s", c, res))
+	}
+	return joinNotes(notes...)
+}
+
+// joinNotes joins the non-empty notes with "; ".
+func joinNotes(notes ...string) string {
+	return strings.Join(slices.DeleteFunc(notes, func(s string) bool { return s == "" }), "; ")
 }
 
 // Record logs a fault that was applied by other means, such as a
@@ -174,7 +282,8 @@ func (in *Injector) Run(ctx context.Context, s Schedule) error {
 }
 
 // HealAll ends every fault the injector left in place: it resumes paused
-// nodes, starts killed ones and heals every link. The steps are logged.
+// nodes, starts killed ones, heals every link and sends DISCARD where a
+// MULTI was accepted. The steps that end a fault are logged.
 func (in *Injector) HealAll(ctx context.Context) error {
 	in.mu.Lock()
 	var todo []Fault
@@ -185,6 +294,9 @@ func (in *Injector) HealAll(ctx context.Context) error {
 		case in.down[i]:
 			todo = append(todo, Fault{Kind: Start, Node: i})
 		}
+	}
+	for l := range in.multi {
+		todo = append(todo, Fault{Kind: Heal, Node: l.node, Clients: []int{l.client}})
 	}
 	in.mu.Unlock()
 	var errs []error

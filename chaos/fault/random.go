@@ -22,7 +22,9 @@ type RandomConfig struct {
 	// means 500ms.
 	Hold time.Duration
 	// Kinds are the faults to inject, drawn uniformly: any of Kill, Pause,
-	// Cut, Slow, Restart, ClockJump. Empty means Kill, Pause, Cut and Slow.
+	// Cut, Slow, Restart, ClockJump, and the connection faults DropReply,
+	// Reset, SlowSetup and Multi (Multi needs Injector.SendCommand). Empty
+	// means Kill, Pause, Cut and Slow.
 	Kinds []Kind
 	// DownFor is the least time a killed node stays down, and the delay of
 	// a Restart. Nodes without persistence need at least the longest TTL
@@ -30,6 +32,8 @@ type RandomConfig struct {
 	DownFor time.Duration
 	// Latency is the delay of Slow; 0 means 30ms.
 	Latency time.Duration
+	// RTT is the round-trip time of SlowSetup; 0 means 40ms.
+	RTT time.Duration
 	// Jump is the clock jump of ClockJump.
 	Jump time.Duration
 }
@@ -37,7 +41,11 @@ type RandomConfig struct {
 // Random returns the schedule that seed draws for cfg. The same seed and
 // config always give the same schedule. Each injection takes a healthy node
 // (at most MaxFaulty nodes are faulty at once) and schedules the end of its
-// fault: Start after Kill, Resume after Pause, Heal after Cut and Slow.
+// fault: Start after Kill, Resume after Pause, Heal after Cut, Slow,
+// SlowSetup, DropReply and Multi. Restart, ClockJump and Reset need no end;
+// the node counts as faulty for the restart's delay, the hold, and a
+// quarter of the hold (the clients' redial) respectively. Connection faults
+// act on all clients half of the time, on a random subset otherwise.
 func Random(seed uint64, cfg RandomConfig) Schedule {
 	rng := rand.New(rand.NewPCG(seed, 0x5ca1ab1e))
 	if cfg.MaxFaulty <= 0 {
@@ -54,6 +62,9 @@ func Random(seed uint64, cfg RandomConfig) Schedule {
 	}
 	if cfg.Latency <= 0 {
 		cfg.Latency = 30 * time.Millisecond
+	}
+	if cfg.RTT <= 0 {
+		cfg.RTT = 40 * time.Millisecond
 	}
 	around := func(mean time.Duration) time.Duration {
 		return mean/2 + time.Duration(rng.Int64N(int64(mean)+1))
@@ -77,24 +88,33 @@ func Random(seed uint64, cfg RandomConfig) Schedule {
 		kind := cfg.Kinds[rng.IntN(len(cfg.Kinds))]
 		hold := around(cfg.Hold)
 		var end Fault
+		var clients []int // of a fault without an end
 		switch kind {
 		case Kill:
 			end = Fault{Kind: Start, Node: node}
 			hold = max(hold, cfg.DownFor)
 		case Pause:
 			end = Fault{Kind: Resume, Node: node}
-		case Cut, Slow:
+		case Cut, Slow, SlowSetup, DropReply, Multi:
 			end = Fault{Kind: Heal, Node: node, Clients: someClients(rng, cfg.Clients)}
 		case Restart:
 			hold = cfg.DownFor + hold/4 // the delay, and time to come back
+		case Reset:
+			clients = someClients(rng, cfg.Clients)
+			hold /= 4 // instant, then the clients' time to dial anew
 		}
 		if t+hold >= cfg.Duration {
 			continue
 		}
 		f := Fault{At: t, Kind: kind, Node: node, Clients: end.Clients}
+		if end.Kind == "" {
+			f.Clients = clients
+		}
 		switch kind {
 		case Slow:
 			f.Arg = cfg.Latency
+		case SlowSetup:
+			f.Arg = cfg.RTT
 		case Restart:
 			f.Arg = cfg.DownFor
 		case ClockJump:

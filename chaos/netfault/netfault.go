@@ -57,19 +57,43 @@ func (n *Net) Close() {
 
 // Link is the proxy between one client and one node: it accepts the
 // client's connections, connects each to the node, and copies bytes both
-// ways, subject to the link's fault. Its methods are safe for concurrent
-// use.
+// ways, subject to the link's fault. A link has at most one fault at a time
+// (Slow, SlowSetup, Cut or DropReply; each replaces the one before, Heal
+// removes it); Reset is an action on the connections, not a fault. Its
+// methods are safe for concurrent use.
 type Link struct {
 	ln       net.Listener
 	upstream string
 	wg       sync.WaitGroup
+	done     chan struct{} // closed by close
 
 	mu      sync.Mutex
-	latency time.Duration // added to every request
-	cut     bool          // hold every byte, both ways
+	f       linkFault
 	changed chan struct{} // closed when the fault changes or the link closes
-	conns   map[net.Conn]struct{}
+	conns   map[*conn]struct{}
+	stats   Stats
 	closed  bool
+}
+
+// linkFault is the fault of a link; the zero value is a healthy link.
+type linkFault struct {
+	request time.Duration // added to every request
+	reply   time.Duration // added to every reply
+	setup   time.Duration // added before a new connection reaches the node
+	cut     bool          // hold every byte, both ways
+	drops   int           // replies still to drop, resetting their connection
+}
+
+// Stats counts what a link did to its connections.
+type Stats struct {
+	// Accepted is the number of client connections accepted.
+	Accepted int
+	// Resets is the number of client connections reset (by Reset, or by a
+	// dropped reply).
+	Resets int
+	// Dropped is the number of replies dropped by DropReply: each proves
+	// that the node ran what it was sent before the client was cut off.
+	Dropped int
 }
 
 func listen(upstream string) (*Link, error) {
@@ -77,7 +101,8 @@ func listen(upstream string) (*Link, error) {
 	if err != nil {
 		return nil, fmt.Errorf("netfault: proxy to %s: %w", upstream, err)
 	}
-	l := &Link{ln: ln, upstream: upstream, conns: map[net.Conn]struct{}{}, changed: make(chan struct{})}
+	l := &Link{ln: ln, upstream: upstream, done: make(chan struct{}),
+		conns: map[*conn]struct{}{}, changed: make(chan struct{})}
 	l.wg.Go(l.accept)
 	return l, nil
 }
@@ -87,12 +112,29 @@ func (l *Link) Addr() string { return l.ln.Addr().String() }
 
 // Slow delays every request to the node by latency (so the node also
 // executes it later, and requests of different clients can be reordered),
-// replacing any fault the link had.
+// replacing any fault the link had. Replies are not delayed, and neither is
+// the TCP connect (the proxy's kernel accepts at once), but the requests of
+// a connection's set-up (AUTH, SELECT) are, each by latency.
 func (l *Link) Slow(latency time.Duration) error {
 	if latency < 0 {
 		return fmt.Errorf("netfault: negative latency %v", latency)
 	}
-	l.set(latency, false)
+	l.set(linkFault{request: latency})
+	return nil
+}
+
+// SlowSetup makes the link one of round-trip time rtt, connection set-up
+// included, replacing any fault the link had: every request and every reply
+// is delayed by rtt/2, and a connection accepted from now on reaches the
+// node only rtt later (its TCP connect), so that a client dialing anew pays
+// rtt for the connect and rtt for each set-up command (AUTH, SELECT), as
+// over a real link of that RTT. Connections made before keep their fast
+// start; Reset them to make the client dial anew under the latency.
+func (l *Link) SlowSetup(rtt time.Duration) error {
+	if rtt < 0 {
+		return fmt.Errorf("netfault: negative round-trip time %v", rtt)
+	}
+	l.set(linkFault{request: rtt / 2, reply: rtt - rtt/2, setup: rtt})
 	return nil
 }
 
@@ -103,17 +145,60 @@ func (l *Link) Slow(latency time.Duration) error {
 // connection gives up. (Dropping bytes from a live connection would be no
 // network fault at all, and would desynchronise pipelined clients.)
 func (l *Link) Cut() error {
-	l.set(0, true)
+	l.set(linkFault{cut: true})
 	return nil
 }
 
-// Heal removes the link's fault.
-func (l *Link) Heal() { l.set(0, false) }
+// DropReply arms the link to drop the next n replies of the node, replacing
+// any fault the link had: requests go through as usual and the node runs
+// them, but the first bytes it sends back on any connection of the link are
+// dropped, and that connection is reset (the client sees ECONNRESET), n
+// times. It is what a node that crashes after running a command (and
+// fsyncing it), a CLIENT KILL or a middlebox that resets the connection
+// does: the command took effect, and the client never hears of it. With
+// pipelining the dropped bytes can hold the replies of several callers; all
+// of them see the reset. Heal disarms the drops that have not happened.
+func (l *Link) DropReply(n int) error {
+	if n <= 0 {
+		return fmt.Errorf("netfault: drop %d replies", n)
+	}
+	l.set(linkFault{drops: n})
+	return nil
+}
 
-func (l *Link) set(latency time.Duration, cut bool) {
+// Reset resets every connection of the link now, with an RST to the
+// client, whatever is in flight on it: requests held by a fault are never
+// delivered, requests the node already ran lose their replies. The link's
+// fault is unchanged and new connections are accepted. It returns the
+// number of connections reset.
+func (l *Link) Reset() int {
+	l.mu.Lock()
+	conns := make([]*conn, 0, len(l.conns))
+	for c := range l.conns {
+		conns = append(conns, c)
+	}
+	l.stats.Resets += len(conns)
+	l.mu.Unlock()
+	for _, c := range conns {
+		c.reset()
+	}
+	return len(conns)
+}
+
+// Heal removes the link's fault.
+func (l *Link) Heal() { l.set(linkFault{}) }
+
+// Stats returns what the link did so far.
+func (l *Link) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.latency, l.cut = latency, cut
+	return l.stats
+}
+
+func (l *Link) set(f linkFault) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.f = f
 	l.notifyLocked()
 }
 
@@ -123,145 +208,80 @@ func (l *Link) notifyLocked() {
 	l.changed = make(chan struct{})
 }
 
-// fault returns the link's current fault, and a channel closed when it
-// changes.
-func (l *Link) fault() (latency time.Duration, cut bool, changed <-chan struct{}) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.latency, l.cut, l.changed
-}
-
 // awaitOpen waits until the link is not cut, and reports false if the link
-// closed first.
-func (l *Link) awaitOpen() bool {
+// or the connection (done) closed first.
+func (l *Link) awaitOpen(done <-chan struct{}) bool {
 	for {
-		_, cut, changed := l.fault()
-		if !cut {
+		l.mu.Lock()
+		cut, changed, closed := l.f.cut, l.changed, l.closed
+		l.mu.Unlock()
+		switch {
+		case closed:
+			return false
+		case !cut:
 			return true
 		}
-		<-changed
-		l.mu.Lock()
-		closed := l.closed
-		l.mu.Unlock()
-		if closed {
+		select {
+		case <-changed:
+		case <-done:
 			return false
 		}
 	}
 }
 
-// track registers c so that close can close it; it reports false (and
-// closes c) once the link is closed.
-func (l *Link) track(c net.Conn) bool {
+// stamp returns the chunk of b, due after the link's latency in its
+// direction, or drop=true when the link drops it (a reply, while DropReply
+// is armed).
+func (l *Link) stamp(b []byte, request bool) (ch chunk, drop bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delay := l.f.reply
+	if request {
+		delay = l.f.request
+	} else if l.f.drops > 0 {
+		l.f.drops--
+		l.stats.Dropped++
+		l.stats.Resets++
+		return chunk{}, true
+	}
+	return chunk{b: append([]byte(nil), b...), due: time.Now().Add(delay)}, false
+}
+
+// track registers c so that close and Reset reach it, and returns the
+// set-up delay of the link; it reports false (and closes c) once the link
+// is closed.
+func (l *Link) track(c *conn) (setup time.Duration, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		c.Close()
-		return false
+		c.close()
+		return 0, false
 	}
 	l.conns[c] = struct{}{}
-	return true
+	l.stats.Accepted++
+	return l.f.setup, true
 }
 
-func (l *Link) untrack(c net.Conn) {
+func (l *Link) untrack(c *conn) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	delete(l.conns, c)
-	c.Close()
+	l.mu.Unlock()
+	c.close()
 }
 
 func (l *Link) close() {
 	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
 	l.closed = true
+	close(l.done)
 	for c := range l.conns {
-		c.Close()
+		c.close()
 	}
 	l.notifyLocked()
 	l.mu.Unlock()
 	l.ln.Close()
 	l.wg.Wait()
-}
-
-func (l *Link) accept() {
-	for {
-		client, err := l.ln.Accept()
-		if err != nil {
-			return // closed
-		}
-		if !l.track(client) {
-			return
-		}
-		l.wg.Go(func() { l.serve(client) })
-	}
-}
-
-// serve connects client to the node and copies both ways until either side
-// closes. A node that refuses the connection (it is down) closes the client's.
-func (l *Link) serve(client net.Conn) {
-	defer l.untrack(client)
-	server, err := net.DialTimeout("tcp", l.upstream, 5*time.Second)
-	if err != nil || !l.track(server) {
-		return
-	}
-	defer l.untrack(server)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		l.pipe(server, client, true)
-		server.Close()
-		client.Close()
-	})
-	l.pipe(client, server, false)
-	client.Close()
-	server.Close()
-	wg.Wait()
-}
-
-// chunk is bytes read from one side, due on the other at a time.
-type chunk struct {
-	b   []byte
-	due time.Time
-}
-
-// pipe copies src to dst until src fails, applying the link's fault: a
-// request is delayed by the latency, and nothing is written while the link
-// is cut. A separate writer keeps the order of the bytes; when src ends, it
-// still delivers what it holds (once the link is healed), as TCP delivers
-// the data sent before a FIN.
-func (l *Link) pipe(dst, src net.Conn, request bool) {
-	queue := make(chan chunk, 256)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		broken := false
-		for c := range queue {
-			if broken {
-				continue // drain until the reader stops
-			}
-			if d := time.Until(c.due); d > 0 {
-				time.Sleep(d)
-			}
-			if !l.awaitOpen() {
-				broken = true
-				continue
-			}
-			if _, err := dst.Write(c.b); err != nil {
-				broken = true
-			}
-		}
-	}()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			latency, _, _ := l.fault()
-			if !request {
-				latency = 0
-			}
-			queue <- chunk{b: append([]byte(nil), buf[:n]...), due: time.Now().Add(latency)}
-		}
-		if err != nil {
-			break // EOF, reset or closed: serve closes both sides
-		}
-	}
-	close(queue)
-	<-done
 }

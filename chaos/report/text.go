@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/quorumlock/quorumlock/chaos/checker"
 	"github.com/quorumlock/quorumlock/chaos/scenario"
 )
 
@@ -16,10 +17,10 @@ import (
 // scenario to its timeline file, if one was written.
 func Text(w io.Writer, results []scenario.Result, svgs map[string]string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "SCENARIO\tBACKEND\tVERDICT\tACQUIRED\tFAULTS\tOVERLAPS\tSTALE REJECTED\tTIME\tSEED\t")
+	fmt.Fprintln(tw, "SCENARIO\tKIND\tBACKEND\tVERDICT\tACQUIRED\tFAULTS\tOVERLAPS\tVIOLATIONS\tSTALE REJECTED\tCHECKERS\tTIME\tSEED\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%v\t%d\t\n", r.Scenario, r.Backend, r.Verdict,
-			r.Acquisitions, r.Faults, r.Overlaps, r.StaleRejected, r.Elapsed.Round(100*time.Millisecond), r.Seed)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%v\t%d\t\n", r.Scenario, r.Kind, r.Backend, r.Verdict,
+			r.Acquisitions, r.Faults, r.Overlaps, others(r), r.StaleRejected, agreement(r), r.Elapsed.Round(100*time.Millisecond), r.Seed)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -31,6 +32,15 @@ func Text(w io.Writer, results []scenario.Result, svgs map[string]string) error 
 		fmt.Fprintf(w, "   observed:  %s\n", r.Outcome)
 		fmt.Fprintf(w, "   counts:    %d attempts, %d acquisitions, %d faults, %d overlaps, %d writes (%d late, %d stale rejected)\n",
 			r.Attempts, r.Acquisitions, r.Faults, r.Overlaps, r.Writes, r.LateWrites, r.StaleRejected)
+		fmt.Fprintf(w, "   invariants: %s\n", byInvariant(r))
+		fmt.Fprintf(w, "   checkers:  intervals %s; porcupine %s; %s\n", r.Checker, r.Linearize, agreement(r))
+		for i, v := range r.Violation {
+			if i == 3 {
+				fmt.Fprintf(w, "   ... %d more violations\n", len(r.Violation)-i)
+				break
+			}
+			fmt.Fprintf(w, "   violation: %v\n", v)
+		}
 		for _, c := range r.Checks {
 			mark := "ok  "
 			if !c.OK {
@@ -55,6 +65,37 @@ func Text(w io.Writer, results []scenario.Result, svgs map[string]string) error 
 	}
 	fmt.Fprintf(w, "\n%s\n", Summary(results))
 	return nil
+}
+
+// others counts the violations of r other than overlaps.
+func others(r scenario.Result) int {
+	n := 0
+	for inv, k := range r.Violations {
+		if inv != checker.MutualExclusion {
+			n += k
+		}
+	}
+	return n
+}
+
+// byInvariant lists r's violations per invariant, in report order.
+func byInvariant(r scenario.Result) string {
+	var parts []string
+	for _, inv := range checker.Invariants {
+		parts = append(parts, fmt.Sprintf("%s %d", inv, r.Violations[inv]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// agreement says whether the two checkers agreed.
+func agreement(r scenario.Result) string {
+	switch {
+	case r.Linearize == "":
+		return "-"
+	case r.Agree:
+		return "agree"
+	}
+	return "DISAGREE"
 }
 
 // Summary is one line: how many scenarios passed, failed, were skipped.

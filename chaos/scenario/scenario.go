@@ -1,11 +1,13 @@
 package scenario
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,6 +25,9 @@ const Nodes = 5
 type Scenario struct {
 	// Name is the scenario's handle on the command line, e.g. "clock-jump".
 	Name string
+	// Kind names the kinds of lock the scenario exercises ("fenced",
+	// "reentrant", ..., "all").
+	Kind string
 	// Invariant is the property the scenario checks.
 	Invariant string
 	// Expect is the outcome expected, in words.
@@ -88,6 +93,7 @@ type Check struct {
 // Result is what a scenario run found.
 type Result struct {
 	Scenario  string `json:"scenario"`
+	Kind      string `json:"kind"`
 	Invariant string `json:"invariant"`
 	Expect    string `json:"expect"`
 	Unsafe    bool   `json:"unsafe"`
@@ -109,6 +115,16 @@ type Result struct {
 	Writes        int `json:"writes"`
 	StaleRejected int `json:"stale_writes_rejected"`
 	LateWrites    int `json:"late_writes"`
+	// Violations counts, per invariant, the overlaps (mutual-exclusion)
+	// and the other violations the checker found; Violation details the
+	// first ones.
+	Violations map[checker.Invariant]int `json:"violations"`
+	Violation  []checker.Violation       `json:"violation_detail,omitempty"`
+	// Checker is the verdict of the interval checker, Linearize the one of
+	// the second checker (porcupine); Agree whether they agree.
+	Checker   string `json:"checker"`
+	Linearize string `json:"linearize"`
+	Agree     bool   `json:"agree"`
 
 	// The timeline, for the SVG: node names, the number of clients, the
 	// faults applied, every lock interval and every overlap.
@@ -156,7 +172,7 @@ func (s Scenario) Run(ctx context.Context, opts Options) Result {
 		rand.Read(b[:])
 		opts.Seed = binary.LittleEndian.Uint64(b[:]) >> 1 // positive as an int64, too
 	}
-	res := &Result{Scenario: s.Name, Invariant: s.Invariant, Expect: s.Expect, Unsafe: s.Unsafe,
+	res := &Result{Scenario: s.Name, Kind: cmp.Or(s.Kind, "fenced"), Invariant: s.Invariant, Expect: s.Expect, Unsafe: s.Unsafe,
 		Backend: opts.Backend, Seed: opts.Seed}
 	r := &Run{sc: &s, opts: opts, res: res, Seed: opts.Seed}
 	start := time.Now()
@@ -217,8 +233,23 @@ func (r *Run) finish(err error) {
 			err = herr
 		}
 		cancel()
-		c := r.Checked()
+		events := e.History.Events()
+		c := checker.Check(events)
 		n := e.Counts()
+		res.Violations = c.ByInvariant()
+		res.Violation = c.Violations[:min(len(c.Violations), maxOverlapDetail)]
+		res.Checker = "safe"
+		if !c.Holds() {
+			res.Checker = fmt.Sprintf("%d overlaps, %d other violations", len(c.Overlaps), len(c.Violations))
+		}
+		if err == nil {
+			verdict, agree, lerr := secondOpinion(events, c)
+			if lerr != nil {
+				err = lerr
+			}
+			res.Linearize, res.Agree = verdict, agree
+			r.Check("checkers agree", agree, "interval checker: %d overlaps on keys %v; porcupine: %s", len(c.Overlaps), overlapKeys(c), verdict)
+		}
 		res.Attempts, res.Acquisitions, res.Faults = n.Attempts, n.Acquired, n.Faults
 		res.Writes, res.StaleRejected, res.LateWrites = n.Writes, n.Rejected, n.Late
 		res.Overlaps = len(c.Overlaps)
@@ -251,6 +282,17 @@ func (r *Run) finish(err error) {
 		}
 	}
 	res.Outcome = outcome(res)
+}
+
+// overlapKeys lists the keys with overlaps, once each.
+func overlapKeys(c checker.Result) []string {
+	var keys []string
+	for _, o := range c.Overlaps {
+		if !slices.Contains(keys, o.Key) {
+			keys = append(keys, o.Key)
+		}
+	}
+	return keys
 }
 
 func outcome(res *Result) string {

@@ -51,6 +51,24 @@ var want = map[string]func(t *testing.T, r scenario.Result){
 	},
 }
 
+// safeKind is what every safe scenario of the generative workload must
+// show: no overlap, no violation of any invariant, both checkers agreeing.
+func safeKind(t *testing.T, r scenario.Result) {
+	expect(t, r.Overlaps == 0, "overlaps = %d, want 0", r.Overlaps)
+	for inv, n := range r.Violations {
+		expect(t, n == 0, "%s: %d violations, want 0 (%v)", inv, n, r.Violation)
+	}
+	expect(t, r.Agree, "checkers disagree: %s vs %s", r.Checker, r.Linearize)
+	expect(t, r.Acquisitions >= 3, "acquisitions = %d, want clients to keep acquiring", r.Acquisitions)
+	expect(t, r.Faults > 0, "faults = %d", r.Faults)
+}
+
+func init() {
+	for _, name := range []string{"safe-plain", "safe-reentrant", "safe-rw", "safe-renew", "safe-extend", "safe-mixed"} {
+		want[name] = safeKind
+	}
+}
+
 func expect(t *testing.T, ok bool, format string, args ...any) {
 	t.Helper()
 	if !ok {

@@ -17,6 +17,11 @@ import (
 
 // All returns every scenario, in the order the suite runs them.
 func All() []Scenario {
+	return append(classic(), safeScenarios()...)
+}
+
+// classic are the first nine scenarios, on fenced locks.
+func classic() []Scenario {
 	return []Scenario{
 		{
 			Name:      "safe-minority",
@@ -117,18 +122,13 @@ func safeMinority(ctx context.Context, r *Run) error {
 
 	wctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	var injected error
-	var wg sync.WaitGroup
 	// Faults that run late (slow container starts) stop with the workload;
 	// the run heals whatever they left.
-	wg.Go(func() { injected = e.Faults.Run(wctx, sched) })
 	from := e.Now()
-	workload.Run(wctx, e, workload.Config{Keys: 2, TTL: ttl, Hold: 2 * time.Millisecond, Seed: r.Seed})
-	to := e.Now()
-	wg.Wait()
-	if injected != nil {
-		return injected
+	if err := workload.Run(wctx, e, workload.Config{Keys: 2, TTL: ttl, Hold: 2 * time.Millisecond, Faults: sched, Seed: r.Seed}); err != nil {
+		return err
 	}
+	to := e.Now()
 
 	c := r.Checked()
 	r.Check("no overlap", c.Safe(), "%d overlaps among %d acquisitions", len(c.Overlaps), len(c.Intervals))
@@ -198,8 +198,11 @@ func majorityDown(ctx context.Context, r *Run) error {
 	}
 	d := r.Duration(10, time.Second)
 	wctx, cancel := context.WithTimeout(ctx, d)
-	workload.Run(wctx, e, workload.Config{Keys: 2, TTL: ttl, Wait: 300 * time.Millisecond, Seed: r.Seed})
+	err = workload.Run(wctx, e, workload.Config{Keys: 2, TTL: ttl, Wait: 300 * time.Millisecond, Seed: r.Seed})
 	cancel()
+	if err != nil {
+		return err
+	}
 	n := e.Counts()
 	r.Check("no lock granted without a quorum", n.Acquired == 0, "%d granted in %d attempts over %v", n.Acquired, n.Attempts, d)
 	r.Check("clients tried", n.Attempts > 0, "%d attempts", n.Attempts)
@@ -448,8 +451,10 @@ func pausedHolder(ctx context.Context, r *Run) error {
 	d := r.Duration(3, time.Second)
 	wctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	workload.Run(wctx, e, workload.Config{Keys: 1, TTL: ttl, Hold: 2 * time.Millisecond,
-		PausePastTTL: 0.05, PauseFor: 2 * ttl, Seed: r.Seed})
+	if err := workload.Run(wctx, e, workload.Config{Keys: 1, TTL: ttl, Hold: 2 * time.Millisecond,
+		PausePastTTL: 0.05, PauseFor: 2 * ttl, Seed: r.Seed}); err != nil {
+		return err
+	}
 	c := r.Checked()
 	n := e.Counts()
 	r.Check("no overlap", c.Safe(), "%d overlaps: a paused holder's lock ends at its Until", len(c.Overlaps))

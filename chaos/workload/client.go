@@ -2,16 +2,43 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/quorumlock/quorumlock/chaos/checker"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
-// Client is one lock client of a run, with its own Locker.
+// Client is one lock client of a run, with its own Lockers over its own
+// proxies.
 type Client struct {
-	ID     int
+	ID int
+	// Locker is the client's Locker as EnvConfig.Locker configured it
+	// (fenced by default); reentrant and read-write locks use it too.
 	Locker *redlock.Locker
-	env    *Env
+	// plain is the same without fencing, renew the same with AutoRenew.
+	plain, renew *redlock.Locker
+	env          *Env
+	owners       int // reentrant owners this client has been, for fresh owner ids
+}
+
+func newClient(id int, e *Env, nodes []redlock.Node, cfg redlock.Config) (*Client, error) {
+	c := &Client{ID: id, env: e}
+	var err error
+	if c.Locker, err = redlock.New(nodes, cfg); err != nil {
+		return nil, err
+	}
+	plain := cfg
+	plain.Fencing = false
+	if c.plain, err = redlock.New(nodes, plain); err != nil {
+		return nil, err
+	}
+	renew := cfg
+	renew.AutoRenew = true
+	if c.renew, err = redlock.New(nodes, renew); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // Held is a lock a client was granted, recorded in the history.
@@ -20,29 +47,65 @@ type Held struct {
 	// ID is the lock's id in the history.
 	ID int64
 	// Token is the fencing token the client writes with.
-	Token  int64
+	Token int64
+	// name is the lock's name in the run (the checker's key); target
+	// says where its state lies on the masters.
+	name   string
+	target target
 	client *Client
 }
 
 // Acquire locks the key named name for ttl, retrying until ctx ends (or
-// trying once when once is set), and records the grant. The grant is
+// trying once when once is set), and records the call. The grant is
 // recorded at the moment Lock returns, with the lock's Until as the end of
 // its validity.
 func (c *Client) Acquire(ctx context.Context, name string, ttl time.Duration, once bool) (*Held, error) {
-	c.env.attempts.Add(1)
 	key := c.env.Key(name)
 	lock := c.Locker.Lock
 	if once {
 		lock = c.Locker.TryLock
 	}
-	lk, err := lock(ctx, key, ttl)
+	return c.record(checker.Event{Key: name}, target{mode: modeString, key: key},
+		func() (*redlock.Lock, error) { return lock(ctx, key, ttl) })
+}
+
+// record runs the acquire call, records it in the history as ev (Key,
+// Owner, Shared) with its invocation and response times, and returns the
+// hold. t locates the lock's state on the masters (its token is filled in
+// from the lock unless set).
+func (c *Client) record(ev checker.Event, t target, call func() (*redlock.Lock, error)) (*Held, error) {
+	e := c.env
+	e.attempts.Add(1)
+	ev.Client = c.ID
+	start := time.Now()
+	lk, err := call()
+	now := time.Now()
 	if err != nil {
+		e.History.Attempt(ev, start, now, Outcome(err))
 		return nil, err
 	}
-	now := time.Now()
-	token := c.env.fence(lk)
-	id := c.env.History.Grant(c.ID, name, token, now, lk.Until())
-	return &Held{Lock: lk, ID: id, Token: token, client: c}, nil
+	ev.Token = e.fence(lk)
+	if t.member == "" {
+		t.member = lk.Token()
+	}
+	id := e.History.GrantCall(ev, start, now, lk.Until())
+	return &Held{Lock: lk, ID: id, Token: ev.Token, name: ev.Key, target: t, client: c}, nil
+}
+
+// Outcome classifies a failed acquire: Unknown when it may have been
+// applied on some masters (the context ended, or a master failed: a
+// timeout, a transport error), Refused when every master answered.
+func Outcome(err error) checker.Outcome {
+	var q *redlock.QuorumError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return checker.Unknown
+	case errors.As(err, &q) && (q.Failed > 0 || q.Pending > 0 || q.Late):
+		return checker.Unknown
+	case errors.As(err, &q):
+		return checker.Refused
+	}
+	return checker.Unknown
 }
 
 // Write offers a write with the lock's token to the resource the lock
@@ -53,9 +116,7 @@ func (h *Held) Write() bool {
 	if !now.Before(h.Lock.Until()) {
 		e.late.Add(1)
 	}
-	// The key name without the run's prefix is the resource's name.
-	name := h.Lock.Key()[len(e.prefix):]
-	return e.Resource(name).Write(h.client.ID, h.Token, e.History.Offset(now))
+	return e.Resource(h.name).Write(h.client.ID, h.Token, e.History.Offset(now))
 }
 
 // ReleaseTimeout bounds an Unlock of Held.Release.
@@ -69,4 +130,17 @@ func (h *Held) Release(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ReleaseTimeout)
 	defer cancel()
 	return h.Lock.Unlock(ctx)
+}
+
+// releaseWith records that the holder stops now, then unlocks with ctx as
+// it is, an ended one included.
+func (h *Held) releaseWith(ctx context.Context) error {
+	h.client.env.History.Release(h.ID, time.Now())
+	return h.Lock.Unlock(ctx)
+}
+
+// noteUntil records the lock's Until as of now: after an Extend, or while
+// a renewed lock is held.
+func (h *Held) noteUntil() {
+	h.client.env.History.Extend(h.ID, time.Now(), h.Lock.Until())
 }

@@ -58,6 +58,10 @@ type Env struct {
 	prefix  string
 	clients []*Client
 	pools   []*pool.Node
+	nodes   [][]*pool.Node // nodes[c][j]: client c's connection to node j
+	direct  *masters       // the harness's own connections, past the proxies
+	quorum  int
+	pending sync.WaitGroup // samples still to be recorded
 
 	mu        sync.Mutex
 	resources map[string]*checker.Resource
@@ -88,11 +92,21 @@ func NewEnv(c cluster.Cluster, cfg EnvConfig) (*Env, error) {
 		prefix:    "chaos:" + hex.EncodeToString(id) + ":",
 		resources: map[string]*checker.Resource{},
 	}
+	e.direct = newMasters(c)
+	e.quorum = len(c.Nodes())/2 + 1
+	// The injector's Multi fault sends its command through a client's own
+	// shared connection, as an application would.
+	e.Faults.SendCommand = func(ctx context.Context, client, node int, cmd string, args ...any) error {
+		_, err := e.nodes[client][node].Do(ctx, cmd, args...)
+		return err
+	}
 	for i := range cfg.Clients {
 		var nodes []redlock.Node
+		e.nodes = append(e.nodes, nil)
 		for j, addr := range net.Addrs(i) {
-			p := pool.New(pool.Config{Addr: addr})
+			p := pool.New(pool.Config{Addr: addr, Password: c.Password()})
 			e.pools = append(e.pools, p)
+			e.nodes[i] = append(e.nodes[i], p)
 			var n redlock.Node = p
 			if cfg.Wrap != nil {
 				n = cfg.Wrap(i, j, n)
@@ -103,12 +117,12 @@ func NewEnv(c cluster.Cluster, cfg EnvConfig) (*Env, error) {
 		if cfg.Locker != nil {
 			lc = cfg.Locker(i)
 		}
-		l, err := redlock.New(nodes, lc)
+		cl, err := newClient(i, e, nodes, lc)
 		if err != nil {
 			e.Close()
 			return nil, fmt.Errorf("workload: client %d: %w", i, err)
 		}
-		e.clients = append(e.clients, &Client{ID: i, Locker: l, env: e})
+		e.clients = append(e.clients, cl)
 	}
 	return e, nil
 }
@@ -120,6 +134,9 @@ func (e *Env) Close() error {
 		errs = append(errs, p.Close())
 	}
 	e.Net.Close()
+	if e.direct != nil {
+		errs = append(errs, e.direct.Close())
+	}
 	return errors.Join(errs...)
 }
 

@@ -1,7 +1,8 @@
 -- Write lock acquire. KEYS[1] writer key, KEYS[2] readers (sorted set),
 -- KEYS[3] waiting writer. ARGV[1] token of this attempt; ARGV[2] TTL in
 -- milliseconds; ARGV[3] id of the waiting writer (the same across its
--- attempts).
+-- attempts). KEYS[4], when given, is the fencing counter (same hash tag):
+-- a grant INCRs it and returns it.
 -- While readers remain, the writer announces itself in KEYS[3] so that no
 -- new reader gets in (writer preference), and is refused. Another waiting
 -- writer comes first.
@@ -22,5 +23,8 @@ end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 if waiting then
   redis.call('DEL', KEYS[3])
+end
+if #KEYS > 3 then
+  return redis.call('INCR', KEYS[4])
 end
 return 1

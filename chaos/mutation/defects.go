@@ -1,0 +1,133 @@
+package mutation
+
+// Defects returns the defects of the self-test: each path to two holders
+// (or to a lock left behind) that issue 8 names, applied to the library as
+// a small, plausible change. Scenarios lists the short scenarios expected
+// to catch each one.
+func Defects() []Defect {
+	return []Defect{
+		{
+			Name:        "release-ignores-token",
+			Description: "release deletes the lock key whoever holds it (no compare-and-delete)",
+			Edits: []Edit{{File: "redlock/scripts/release.lua",
+				Anchor:  "if redis.call('GET', KEYS[1]) == ARGV[1] then",
+				Replace: "if redis.call('EXISTS', KEYS[1]) == 1 then"}},
+			Scenarios: []string{"paused-holder", "safe-minority"},
+		},
+		{
+			Name:        "quorum-half",
+			Description: "the default quorum is N/2 instead of N/2+1 (2 of 5)",
+			Edits: []Edit{{File: "redlock/config.go",
+				Anchor:  "s.quorum = n/2 + 1\n\t}\n\tif s.quorum <= n/2 ||",
+				Replace: "s.quorum = n / 2\n\t}\n\tif s.quorum < n/2 ||"}},
+			Scenarios: []string{"majority-down"},
+		},
+		{
+			Name:        "validity-ignores-elapsed",
+			Description: "a lock's validity is TTL - drift, not counting the time the attempt took",
+			Edits: []Edit{{File: "redlock/locker.go",
+				Anchor:  "validity := ttl - l.clock.Now().Sub(start) - clock.Drift(ttl, l.driftFactor)",
+				Replace: "validity := ttl - clock.Drift(ttl, l.driftFactor)"}},
+			Scenarios: []string{"paused-client"},
+		},
+		{
+			Name:        "extend-recreates-key",
+			Description: "Extend re-creates an expired lock key (SET PX) instead of only extending its own",
+			Edits: []Edit{{File: "redlock/scripts/extend.lua",
+				Anchor: "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('PEXPIRE', KEYS[1], ARGV[2])\nend",
+				Replace: "if redis.call('GET', KEYS[1]) == ARGV[1] or redis.call('EXISTS', KEYS[1]) == 0 then\n" +
+					"  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n  return 1\nend"}},
+			Scenarios: []string{"safe-extend", "safe-renew"},
+			Note:      "unsafe only when an Extend sent in time lands after the key expired and another client held and released it in the gap; the short safe-extend/safe-renew rarely produce that",
+		},
+		{
+			Name:        "fence-not-written-back",
+			Description: "the fencing token (max of the quorum's counters) is not written back to the masters",
+			Edits: []Edit{{File: "redlock/scripts/fence_raise.lua",
+				Anchor:  "if c < v then",
+				Replace: "if false then"}},
+			Scenarios: []string{"paused-holder", "safe-mixed"},
+			Note:      "shows as a repeated or lower token only when quorums differ: paused-holder rejects more writes than were late; safe-mixed checks fences increase",
+		},
+		{
+			Name:        "reentrant-ignores-owner",
+			Description: "a reentrant acquire is granted even when another owner holds the hash",
+			Edits: []Edit{{File: "redlock/scripts/reentrant_acquire.lua",
+				Anchor:  "if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then",
+				Replace: "if true then"}},
+			Scenarios: []string{"safe-reentrant"},
+		},
+		{
+			Name:        "reader-ignores-writer",
+			Description: "a read lock is granted while a writer holds the lock (only a waiting writer blocks it)",
+			Edits: []Edit{{File: "redlock/scripts/read_acquire.lua",
+				Anchor:  "if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then",
+				Replace: "if redis.call('EXISTS', KEYS[3]) == 1 then"}},
+			Scenarios: []string{"safe-rw"},
+		},
+		{
+			Name:        "writer-ignores-readers",
+			Description: "a write lock is granted while readers hold the lock",
+			Edits: []Edit{{File: "redlock/scripts/write_acquire.lua",
+				Anchor:  "if redis.call('ZCARD', KEYS[2]) > 0 then",
+				Replace: "if false then"}},
+			Scenarios: []string{"safe-rw"},
+		},
+		{
+			Name: "transport-resends-after-reset",
+			Description: "the pipelined transport sends a command again on a fresh connection when its " +
+				"connection failed with EOF or a reset (the old pool/mux.go), though the master may have run it",
+			Edits: []Edit{
+				{File: "pool/mux.go",
+					Anchor:  "\t\"errors\"\n\t\"sync\"\n\t\"sync/atomic\"\n",
+					Replace: "\t\"errors\"\n\t\"io\"\n\t\"sync\"\n\t\"sync/atomic\"\n\t\"syscall\"\n"},
+				{File: "pool/mux.go",
+					Anchor: "if tries < maxUnsent && errors.As(err, &notSent) && ctx.Err() == nil {",
+					Replace: "if tries < maxUnsent && (errors.As(err, &notSent) || errors.Is(err, io.EOF) ||\n" +
+						"\t\t\terrors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) && ctx.Err() == nil {"},
+			},
+			Scenarios: []string{"safe-plain", "safe-reentrant"},
+			Note:      "needs a dropped reply on a private TryLock (left key) or an inner reentrant release (double decrement); the short forms drop few such replies",
+		},
+		{
+			Name:        "failed-extend-keeps-until",
+			Description: "a failed or late Extend leaves Until as it was, though its shorter TTL may have landed",
+			Edits: []Edit{{File: "redlock/extend.go",
+				Anchor:  "if !succeeded && !until.Before(lk.until) {",
+				Replace: "if !succeeded {"}},
+			Scenarios: []string{"safe-extend"},
+			Note:      "safe-extend catches it in some runs only: a failed shorter Extend must land and be sampled in its 1s short form",
+		},
+		{
+			Name:        "reentrant-extend-shortens",
+			Description: "the reentrant extend sets the hash's TTL unconditionally: an inner hold shortens the outer one",
+			Edits: []Edit{{File: "redlock/scripts/reentrant_extend.lua",
+				Anchor:  "  if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then\n    redis.call('PEXPIRE', KEYS[1], ARGV[2])\n  end\n  return 1",
+				Replace: "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n  return 1"}},
+			Scenarios: []string{"safe-reentrant"},
+		},
+		{
+			Name:        "unlock-ended-ctx-sends-nothing",
+			Description: "Unlock with a context that has already ended sends no release and marks the lock released",
+			Edits: []Edit{{File: "redlock/lock.go",
+				Anchor: "\ttype outcome struct {\n\t\tres *quorum.Result",
+				Replace: "\tif ctx.Err() != nil {\n\t\treturn lk.l.quorumError(opUnlock, lk.key, nil, ctx.Err())\n\t}\n" +
+					"\ttype outcome struct {\n\t\tres *quorum.Result"}},
+			Scenarios: []string{"safe-plain"},
+		},
+		{
+			Name: "shared-multi-counts-as-grant",
+			Description: "MULTI is let through on the shared pipelined connection and any non-nil SET reply " +
+				"(QUEUED) counts as a grant",
+			Edits: []Edit{
+				{File: "pool/connstate.go",
+					Anchor:  "\tname := strings.ToUpper(cmd)\n\tswitch {",
+					Replace: "\tname := strings.ToUpper(cmd)\n\tif name == \"MULTI\" {\n\t\treturn nil\n\t}\n\tswitch {"},
+				{File: "redlock/variant.go",
+					Anchor:  "return quorum.Vote{Err: fmt.Errorf(\"redlock: unexpected SET reply %v\", reply)}",
+					Replace: "return quorum.Vote{Yes: true, Value: fmt.Sprint(reply)}"},
+			},
+			Scenarios: []string{"safe-plain"},
+		},
+	}
+}

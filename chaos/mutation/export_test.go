@@ -1,0 +1,4 @@
+package mutation
+
+// Judge exposes judge to the tests.
+var Judge = judge

@@ -1,0 +1,55 @@
+package mutation
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Print writes the report as a table: one row per defect with its outcome,
+// the scenarios that caught it and those that ran, then the score. Missed
+// and broken defects are listed after it with their notes.
+func (r *Report) Print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DEFECT\tOUTCOME\tCAUGHT BY\tSCENARIOS RUN\tTIME")
+	row := func(name string, res Result, outcome string) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\n", name, outcome, dash(strings.Join(res.Failed, ",")),
+			orAll(res.Scenarios), res.Elapsed.Round(100*time.Millisecond))
+	}
+	base := "pass"
+	if r.Baseline.Outcome != Missed {
+		base = "FAIL (" + string(r.Baseline.Outcome) + ")"
+	}
+	row("(baseline, no defect)", r.Baseline, base)
+	for _, res := range r.Results {
+		row(res.Defect.Name, res, string(res.Outcome))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nscore: %d/%d defects caught; baseline %s; %v in all\n",
+		r.Caught(), len(r.Results), base, r.Elapsed.Round(time.Second))
+	if r.Baseline.Outcome != Missed {
+		fmt.Fprintf(w, "  the baseline must pass before any defect counts: %s (log %s)\n",
+			dash(r.Baseline.Detail+strings.Join(r.Baseline.Failed, ",")), r.Baseline.Log)
+	}
+	for _, res := range r.Results {
+		if res.Outcome == Caught {
+			continue
+		}
+		fmt.Fprintf(w, "  %s %s: %s\n", res.Outcome, res.Defect.Name, res.Defect.Description)
+		if res.Detail != "" {
+			fmt.Fprintf(w, "      %s\n", res.Detail)
+		}
+		if res.Defect.Note != "" {
+			fmt.Fprintf(w, "      note: %s\n", res.Defect.Note)
+		}
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

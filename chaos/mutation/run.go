@@ -1,0 +1,277 @@
+package mutation
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Config configures Run.
+type Config struct {
+	// Root is the repository's root, the tree to copy.
+	Root string
+	// Defects are the defects to apply, one at a time, in order.
+	Defects []Defect
+	// AllScenarios runs the whole short suite for the baseline and every
+	// defect, instead of the scenarios each defect names.
+	AllScenarios bool
+	// Timeout bounds one `go test` run; 0 means 5 minutes.
+	Timeout time.Duration
+	// Keep keeps the temporary copy (and the logs in it) after the run.
+	Keep bool
+	// Progress, if not nil, gets a line per run as it starts and ends.
+	Progress io.Writer
+}
+
+// Outcome is what became of one run.
+type Outcome string
+
+// The outcomes. For the baseline, Missed means it passed.
+const (
+	Caught Outcome = "caught" // a scenario failed
+	Missed Outcome = "MISSED" // every scenario passed
+	Broken Outcome = "BROKEN" // the tests did not run: build error, unknown scenario, timeout
+)
+
+// Result is the outcome of one run: the baseline or one defect.
+type Result struct {
+	// Defect is the defect applied (zero for the baseline).
+	Defect Defect
+	// Scenarios are the scenarios that were asked for (nil: all).
+	Scenarios []string
+	// Failed are the scenarios that failed.
+	Failed  []string
+	Outcome Outcome
+	// Detail says why a run is Broken.
+	Detail  string
+	Elapsed time.Duration
+	// Log is the file holding the run's `go test` output (gone unless
+	// Config.Keep).
+	Log string
+}
+
+// Report is the outcome of Run.
+type Report struct {
+	Baseline Result
+	Results  []Result
+	Dir      string // the temporary copy
+	Elapsed  time.Duration
+}
+
+// Caught counts the defects caught.
+func (r *Report) Caught() int {
+	n := 0
+	for _, res := range r.Results {
+		if res.Outcome == Caught {
+			n++
+		}
+	}
+	return n
+}
+
+// OK reports whether the baseline passed and every defect was caught.
+func (r *Report) OK() bool {
+	return r.Baseline.Outcome == Missed && len(r.Results) > 0 && r.Caught() == len(r.Results)
+}
+
+// Run copies the tree at cfg.Root to a temporary directory, checks every
+// defect's anchors there (any stale anchor fails the run at once), runs
+// the baseline, and then each defect in turn: apply, run its scenarios,
+// restore. It stops after the baseline if that does not pass. The error is
+// for a run that could not be set up or was cancelled, not for a defect
+// that was missed.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	start := time.Now()
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Minute
+	}
+	dir, err := os.MkdirTemp("", "quorumlock-mutation-")
+	if err != nil {
+		return nil, fmt.Errorf("mutation: %w", err)
+	}
+	if !cfg.Keep {
+		defer os.RemoveAll(dir)
+	}
+	rep := &Report{Dir: dir}
+	if _, err := CopyTree(ctx, cfg.Root, dir); err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, d := range cfg.Defects {
+		errs = append(errs, d.Check(dir))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	r := &runner{cfg: cfg, dir: dir}
+	rep.Baseline = r.run(ctx, "baseline", r.scenarios(Defect{}))
+	if rep.Baseline.Outcome != Missed {
+		rep.Elapsed = time.Since(start)
+		return rep, ctx.Err()
+	}
+	for _, d := range cfg.Defects {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		restore, err := d.Apply(dir)
+		if err != nil {
+			return rep, err
+		}
+		res := r.run(ctx, d.Name, r.scenarios(d))
+		res.Defect = d
+		rep.Results = append(rep.Results, res)
+		if err := restore(); err != nil {
+			return rep, fmt.Errorf("mutation: restore after %s: %w", d.Name, err)
+		}
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, ctx.Err()
+}
+
+type runner struct {
+	cfg Config
+	dir string
+}
+
+// scenarios returns what to run for d: its scenarios, or for the baseline
+// (the zero Defect) the union of every defect's; nil means all.
+func (r *runner) scenarios(d Defect) []string {
+	if r.cfg.AllScenarios {
+		return nil
+	}
+	if d.Name != "" {
+		return d.Scenarios
+	}
+	var all []string
+	for _, d := range r.cfg.Defects {
+		all = append(all, d.Scenarios...)
+	}
+	slices.Sort(all)
+	return slices.Compact(all)
+}
+
+// run runs the short scenarios of the copy, on the local backend, and
+// judges the outcome.
+func (r *runner) run(ctx context.Context, name string, scenarios []string) Result {
+	res := Result{Scenarios: scenarios, Log: filepath.Join(r.dir, "mutation-"+name+".log")}
+	if r.cfg.Progress != nil {
+		fmt.Fprintf(r.cfg.Progress, "mutation: %-28s running %s\n", name, orAll(scenarios))
+	}
+	start := time.Now()
+	out, err := r.goTest(ctx, scenarios)
+	res.Elapsed = time.Since(start)
+	os.WriteFile(res.Log, out, 0o644)
+	res.Failed, res.Outcome, res.Detail = judge(out, err, scenarios)
+	if r.cfg.Progress != nil {
+		fmt.Fprintf(r.cfg.Progress, "mutation: %-28s %s %s in %v\n", name, res.Outcome,
+			strings.Join(res.Failed, ","), res.Elapsed.Round(100*time.Millisecond))
+	}
+	return res
+}
+
+// Pattern returns the -run pattern of the short scenarios on the local
+// backend: the named ones, or all of them for nil.
+func Pattern(scenarios []string) string {
+	p := "^TestScenarios$/^local$/"
+	if scenarios == nil {
+		return p
+	}
+	quoted := make([]string, len(scenarios))
+	for i, s := range scenarios {
+		quoted[i] = regexp.QuoteMeta(s)
+	}
+	return p + "^(" + strings.Join(quoted, "|") + ")$"
+}
+
+// goTest runs `go test` on the scenarios of the copy's chaos module.
+func (r *runner) goTest(ctx context.Context, scenarios []string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-failfast", "-v",
+		"-timeout", r.cfg.Timeout.String(), "-run", Pattern(scenarios), "./scenario")
+	cmd.Dir = filepath.Join(r.dir, "chaos")
+	cmd.Env = append(os.Environ(), "QUORUMLOCK_CHAOS_DOCKER=0")
+	// Its own process group, so that a timeout ends the test binary (and
+	// with it, by Pdeathsig, its redis-servers) along with go itself.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("mutation: go test: %w", ctx.Err())
+	}
+	return out.Bytes(), err
+}
+
+var (
+	failLine = regexp.MustCompile(`(?m)^\s*--- FAIL: TestScenarios/local/(\S+)`)
+	passLine = regexp.MustCompile(`(?m)^\s*--- PASS: TestScenarios/local/(\S+)`)
+	runLine  = regexp.MustCompile(`(?m)^=== RUN\s+TestScenarios/local/(\S+)`)
+)
+
+// judge reads the output of one `go test` run: the scenarios that failed,
+// and the outcome. A run that passed without running every scenario asked
+// for (a name that does not exist) is Broken, not Missed.
+func judge(out []byte, err error, scenarios []string) ([]string, Outcome, string) {
+	var failed []string
+	for _, m := range failLine.FindAllSubmatch(out, -1) {
+		failed = append(failed, string(m[1]))
+	}
+	switch {
+	case len(failed) > 0:
+		return failed, Caught, ""
+	case err == nil:
+		passed := map[string]bool{}
+		for _, m := range passLine.FindAllSubmatch(out, -1) {
+			passed[string(m[1])] = true
+		}
+		var missing []string
+		for _, s := range scenarios {
+			if !passed[s] {
+				missing = append(missing, s)
+			}
+		}
+		if len(missing) > 0 || len(passed) == 0 {
+			return nil, Broken, "no such scenario: " + strings.Join(missing, ",")
+		}
+		return nil, Missed, ""
+	case bytes.Contains(out, []byte("panic:")):
+		// A panic ends the binary before the subtest reports: blame the
+		// last scenario that started.
+		why := " (panic)"
+		if bytes.Contains(out, []byte("panic: test timed out")) {
+			why = " (hung)"
+		}
+		if runs := runLine.FindAllSubmatch(out, -1); len(runs) > 0 {
+			return []string{string(runs[len(runs)-1][1]) + why}, Caught, ""
+		}
+	}
+	return nil, Broken, firstLines(out, err, 6)
+}
+
+// firstLines returns err and the first n lines of out, on one line.
+func firstLines(out []byte, err error, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return fmt.Sprintf("%v: %s", err, strings.Join(lines, " | "))
+}
+
+func orAll(scenarios []string) string {
+	if scenarios == nil {
+		return "all short scenarios"
+	}
+	return strings.Join(scenarios, ",")
+}

@@ -1,0 +1,420 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/quorumlock/quorumlock/chaos/checker"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// Kind is a kind of lock the generative workload exercises.
+type Kind string
+
+// The kinds of lock. Each has its own keys ("<kind>-k0", ...; Fenced uses
+// "k0", ...), since one key must not be locked as two kinds.
+const (
+	// Fenced: Lock or TryLock with fencing tokens, write, Unlock.
+	Fenced Kind = "fenced"
+	// Plain: the same without fencing; Unlock now and then with a context
+	// that has already ended; a private key now and then, whose failed
+	// attempts must leave no key behind.
+	Plain Kind = "plain"
+	// Reentrant: one owner nests holds at random depth, inner holds with
+	// shorter TTLs than the outer and extended now and then, released in
+	// reverse order, the outer one working on after the inner ones ended.
+	Reentrant Kind = "reentrant"
+	// RW: readers and writers of one RWMutex, mixed.
+	RW Kind = "rw"
+	// Renew: AutoRenew locks and Locker.Do, holding past the TTL.
+	Renew Kind = "renew"
+	// Extend: Extend with random TTLs, shorter and longer, two at a time
+	// and beside the renewal, some with a context that has already ended.
+	Extend Kind = "extend"
+)
+
+// Kinds lists every kind.
+var Kinds = []Kind{Fenced, Plain, Reentrant, RW, Renew, Extend}
+
+// name returns the name of key n of kind k.
+func (k Kind) name(n int) string {
+	if k == Fenced {
+		return fmt.Sprintf("k%d", n)
+	}
+	return fmt.Sprintf("%s-k%d", k, n)
+}
+
+// step is one cycle of a client's generative workload.
+type step struct {
+	c   *Client
+	rng *rand.Rand
+	cfg Config
+	// bg outlives the run's context: samples, settles and releases of a
+	// cycle in progress finish after the run ends.
+	bg context.Context
+}
+
+// Probabilities of the generative workload's choices.
+const (
+	pTry         = 0.3  // TryLock rather than Lock
+	pEnded       = 0.2  // Unlock or Extend with a context that has already ended
+	pPrivate     = 0.15 // Plain: a TryLock of the client's private key
+	pReader      = 0.6  // RW: a reader rather than a writer
+	pDo          = 0.4  // Renew: Locker.Do rather than an AutoRenew Lock
+	pInnerExtend = 0.5  // Reentrant: extend an inner hold
+)
+
+// ended is a context that has already ended.
+var ended = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+func (s *step) chance(p float64) bool { return s.rng.Float64() < p }
+
+// between draws a duration uniformly in [lo, hi].
+func (s *step) between(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(s.rng.Int64N(int64(hi-lo)+1))
+}
+
+// minTTL is the shortest TTL the workload draws: the library refuses one
+// that does not exceed the node timeout.
+const minTTL = NodeTimeout + 20*time.Millisecond
+
+// ttl draws a TTL uniformly in [lo, hi], at least minTTL.
+func (s *step) ttl(lo, hi time.Duration) time.Duration {
+	return s.between(max(lo, minTTL), max(hi, minTTL))
+}
+
+func (s *step) key(k Kind) string { return k.name(s.rng.IntN(s.cfg.Keys)) }
+
+// acquireCtx bounds one acquire.
+func (s *step) acquireCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.cfg.Wait)
+}
+
+// run does one cycle of kind k.
+func (s *step) run(ctx context.Context, k Kind) error {
+	switch k {
+	case Plain:
+		return s.plain(ctx)
+	case Reentrant:
+		return s.reentrant(ctx)
+	case RW:
+		return s.rw(ctx)
+	case Renew:
+		return s.renew(ctx)
+	case Extend:
+		return s.extend(ctx)
+	}
+	return s.fenced(ctx)
+}
+
+// harness returns err when it says the workload itself is wrong (bad
+// input), which ends the run; lock failures are the faults' doing.
+func harness(err error) error {
+	if err != nil && errorsIsInvalid(err) {
+		return fmt.Errorf("workload: %w", err)
+	}
+	return nil
+}
+
+// plainLock acquires name with l, by Lock or TryLock at random.
+func (s *step) plainLock(ctx context.Context, l *redlock.Locker, name string, ttl time.Duration) (*Held, error) {
+	key := s.c.env.Key(name)
+	lock := l.Lock
+	if s.chance(pTry) {
+		lock = l.TryLock
+	}
+	actx, cancel := s.acquireCtx(ctx)
+	defer cancel()
+	return s.c.record(checker.Event{Key: name}, target{mode: modeString, key: key},
+		func() (*redlock.Lock, error) { return lock(actx, key, ttl) })
+}
+
+// release unlocks h, with an ended context now and then, and checks that
+// the release leaves no quorum holding the lock.
+func (s *step) release(h *Held) {
+	ctx, cancel := context.WithTimeout(s.bg, ReleaseTimeout)
+	defer cancel()
+	if s.chance(pEnded) {
+		ctx = ended
+	}
+	h.releaseWith(ctx)
+	s.c.settle(s.bg, h.name, h.target, fmt.Sprintf("unlock of lock %d", h.ID))
+}
+
+// work holds the lock for d, noting its Until and sampling the masters
+// every TTL/4; it stops early when the lock is lost.
+func (s *step) work(h *Held, d time.Duration) {
+	every := max(s.cfg.TTL/4, time.Millisecond)
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		time.Sleep(min(every, time.Until(end)))
+		if h.Lock.Err() != nil {
+			h.noteUntil()
+			return
+		}
+		h.noteUntil()
+		s.c.env.sample(s.bg, h)
+	}
+}
+
+func (s *step) fenced(ctx context.Context) error {
+	h, err := s.plainLock(ctx, s.c.Locker, s.key(Fenced), s.cfg.TTL)
+	if err != nil {
+		return harness(err)
+	}
+	s.c.env.sample(s.bg, h)
+	time.Sleep(s.between(0, s.cfg.Hold))
+	h.Write()
+	s.release(h)
+	return nil
+}
+
+func (s *step) plain(ctx context.Context) error {
+	if s.chance(pPrivate) {
+		return s.private(ctx)
+	}
+	h, err := s.plainLock(ctx, s.c.plain, s.key(Plain), s.cfg.TTL)
+	if err != nil {
+		return harness(err)
+	}
+	s.c.env.sample(s.bg, h)
+	time.Sleep(s.between(0, s.cfg.Hold))
+	s.release(h)
+	return nil
+}
+
+// private tries the client's own key, which no other client locks, with a
+// long TTL: an attempt can only fail by a fault, and whatever it wrote must
+// leave a quorum of the masters once it returned.
+func (s *step) private(ctx context.Context) error {
+	name := fmt.Sprintf("own-%d", s.c.ID)
+	key := s.c.env.Key(name)
+	ttl := 10 * s.cfg.TTL
+	actx, cancel := s.acquireCtx(ctx)
+	defer cancel()
+	h, err := s.c.record(checker.Event{Key: name}, target{mode: modeString, key: key},
+		func() (*redlock.Lock, error) { return s.c.plain.TryLock(actx, key, ttl) })
+	if err != nil {
+		s.c.settle(s.bg, name, target{mode: modeAny, key: key}, "failed TryLock")
+		return harness(err)
+	}
+	s.c.env.sample(s.bg, h)
+	s.release(h)
+	return nil
+}
+
+func (s *step) rw(ctx context.Context) error {
+	name := s.key(RW)
+	key := s.c.env.Key(name)
+	m := s.c.Locker.RWMutex(key)
+	reader := s.chance(pReader)
+	try := s.chance(pTry)
+	ev := checker.Event{Key: name, Shared: reader}
+	t := target{mode: modeString, key: "{" + key + "}:w"}
+	lock := m.Lock
+	switch {
+	case reader && try:
+		lock = m.TryRLock
+	case reader:
+		lock = m.RLock
+	case try:
+		lock = m.TryLock
+	}
+	if reader {
+		t = target{mode: modeZset, key: "{" + key + "}:r"}
+	}
+	actx, cancel := s.acquireCtx(ctx)
+	defer cancel()
+	h, err := s.c.record(ev, t, func() (*redlock.Lock, error) { return lock(actx, s.cfg.TTL) })
+	if err != nil {
+		return harness(err)
+	}
+	s.c.env.sample(s.bg, h)
+	time.Sleep(s.between(0, s.cfg.Hold))
+	if !reader {
+		h.Write()
+	}
+	s.release(h)
+	return nil
+}
+
+// reentrant takes an outer hold as a fresh owner, nests inner holds with
+// shorter TTLs (extending some), releases them innermost first, then works
+// on under the outer hold and samples it: an inner hold that shortened or
+// ended the outer one shows.
+func (s *step) reentrant(ctx context.Context) error {
+	name := s.key(Reentrant)
+	key := s.c.env.Key(name)
+	s.c.owners++
+	owner := fmt.Sprintf("c%d.%d", s.c.ID, s.c.owners)
+	r := s.c.Locker.Reentrant(key, owner)
+	t := target{mode: modeHash, key: key, member: owner}
+	ev := checker.Event{Key: name, Owner: owner}
+	outerTTL := 2 * s.cfg.TTL
+	lock := func(ttl time.Duration) (*Held, error) {
+		actx, cancel := s.acquireCtx(ctx)
+		defer cancel()
+		l := r.Lock
+		if s.chance(pTry) {
+			l = r.TryLock
+		}
+		return s.c.record(ev, t, func() (*redlock.Lock, error) { return l(actx, ttl) })
+	}
+	outer, err := lock(outerTTL)
+	if err != nil {
+		return harness(err)
+	}
+	holds := []*Held{outer}
+	s.c.env.sample(s.bg, holds...)
+	for depth := 1 + s.rng.IntN(3); len(holds) <= depth; {
+		h, err := lock(s.ttl(s.cfg.TTL/4, s.cfg.TTL/2))
+		if err != nil {
+			if herr := harness(err); herr != nil {
+				return herr
+			}
+			break
+		}
+		holds = append(holds, h)
+		s.c.env.sample(s.bg, holds...)
+		if s.chance(pInnerExtend) {
+			s.extendOnce(h, s.ttl(s.cfg.TTL/8, s.cfg.TTL/2))
+			s.c.env.sample(s.bg, holds...)
+		}
+	}
+	for len(holds) > 1 {
+		h := holds[len(holds)-1]
+		holds = holds[:len(holds)-1]
+		ctx, cancel := context.WithTimeout(s.bg, ReleaseTimeout)
+		if s.chance(pEnded) {
+			ctx = ended
+		}
+		h.releaseWith(ctx)
+		cancel()
+		s.c.env.sample(s.bg, holds...)
+	}
+	s.work(outer, s.between(0, s.cfg.TTL/2))
+	outer.Write()
+	s.release(outer)
+	return nil
+}
+
+// extendOnce extends h by ttl, with an ended context now and then, and
+// notes its Until after.
+func (s *step) extendOnce(h *Held, ttl time.Duration) {
+	ctx, cancel := context.WithTimeout(s.bg, ReleaseTimeout)
+	defer cancel()
+	if s.chance(pEnded) {
+		ctx = ended
+	}
+	h.Lock.Extend(ctx, ttl)
+	h.noteUntil()
+}
+
+// renew holds past the TTL, kept by the renewal: an AutoRenew lock, or
+// Locker.Do.
+func (s *step) renew(ctx context.Context) error {
+	name := s.key(Renew)
+	d := s.between(s.cfg.TTL/2, 2*s.cfg.TTL+s.cfg.TTL/2)
+	if s.chance(pDo) {
+		return s.do(ctx, name, d)
+	}
+	h, err := s.plainLock(ctx, s.c.renew, name, s.cfg.TTL)
+	if err != nil {
+		return harness(err)
+	}
+	s.c.env.sample(s.bg, h)
+	s.work(h, d)
+	h.Write()
+	s.release(h)
+	return nil
+}
+
+// do holds name for d under Locker.Do. The hold begins when fn starts and
+// ends when fn returns or its context ends, whichever comes first (the
+// moment Do says the lock can no longer be guaranteed).
+func (s *step) do(ctx context.Context, name string, d time.Duration) error {
+	e := s.c.env
+	key := e.Key(name)
+	e.attempts.Add(1)
+	ev := checker.Event{Key: name, Client: s.c.ID}
+	actx, cancel := s.acquireCtx(ctx)
+	defer cancel()
+	start := time.Now()
+	ran := false
+	err := s.c.renew.Do(actx, key, s.cfg.TTL, func(fctx context.Context) error {
+		ran = true
+		now := time.Now()
+		id := e.History.GrantCall(ev, start, now, now.Add(24*time.Hour))
+		lost := make(chan time.Time, 1)
+		stop := context.AfterFunc(fctx, func() { lost <- time.Now() })
+		select {
+		case <-time.After(d):
+		case <-fctx.Done():
+		}
+		end := time.Now()
+		if !stop() {
+			end = <-lost
+		}
+		e.History.Release(id, end)
+		return nil
+	})
+	if !ran {
+		e.History.Attempt(ev, start, time.Now(), Outcome(err))
+	}
+	return harness(err)
+}
+
+// extend takes a lock (renewed or not), then extends it with random TTLs,
+// shorter and longer than its own, two at a time now and then, sampling the
+// masters after each; after a failed Extend it waits for late commands to
+// land and samples again.
+func (s *step) extend(ctx context.Context) error {
+	l := s.c.Locker
+	if s.chance(0.5) {
+		l = s.c.renew
+	}
+	h, err := s.plainLock(ctx, l, s.key(Extend), s.cfg.TTL)
+	if err != nil {
+		return harness(err)
+	}
+	s.c.env.sample(s.bg, h)
+	ttl := func() time.Duration { return s.ttl(s.cfg.TTL/4, 3*s.cfg.TTL) }
+	for range 1 + s.rng.IntN(3) {
+		if h.Lock.Err() != nil {
+			break
+		}
+		if s.chance(0.3) {
+			a, b := ttl(), ttl()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				h.Lock.Extend(s.bg, b)
+			}()
+			h.Lock.Extend(s.bg, a)
+			<-done
+			h.noteUntil()
+		} else {
+			ctx, cancel := context.WithTimeout(s.bg, ReleaseTimeout)
+			if s.chance(pEnded) {
+				ctx = ended
+			}
+			err := h.Lock.Extend(ctx, ttl())
+			cancel()
+			h.noteUntil()
+			if err != nil {
+				s.c.env.sample(s.bg, h)
+				time.Sleep(s.cfg.LateBy)
+			}
+		}
+		s.c.env.sample(s.bg, h)
+		time.Sleep(s.between(0, s.cfg.Hold))
+	}
+	h.Write()
+	s.release(h)
+	return nil
+}

@@ -1,0 +1,226 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/quorumlock/quorumlock/chaos/cluster"
+)
+
+// The masters are read directly, past the faulty proxies, to learn the real
+// expiry of a lock: after each grant and each Extend the holder samples its
+// key on every master, and after each release or failed call the client
+// checks that no quorum still holds what it wrote.
+
+// Where a lock's state lies on a master, by kind of lock.
+const (
+	modeString = "string" // a string key holding the token (plain, fenced, RW writer)
+	modeHash   = "hash"   // a hash with a field per owner (reentrant)
+	modeZset   = "zset"   // a sorted set member whose score is its expiry (RW reader)
+	modeAny    = "any"    // the key, whatever it holds (a failed call's private key)
+)
+
+// target is a lock's state on a master: key, and the token (or owner, or
+// reader) that marks it as this lock's.
+type target struct {
+	mode, key, member string
+}
+
+// remainingScript returns how many milliseconds the target has left on
+// this master, or -1 when the master does not hold it. A key without a TTL
+// counts as never expiring.
+var remainingScript = redis.NewScript(1, `
+local function ttl(k)
+  local p = redis.call('PTTL', k)
+  if p == -1 then return 1000000000000 end
+  return p
+end
+local mode, m = ARGV[1], ARGV[2]
+if mode == 'string' then
+  if redis.call('GET', KEYS[1]) == m then return ttl(KEYS[1]) end
+  return -1
+elseif mode == 'hash' then
+  if redis.call('HEXISTS', KEYS[1], m) == 1 then return ttl(KEYS[1]) end
+  return -1
+elseif mode == 'zset' then
+  local s = redis.call('ZSCORE', KEYS[1], m)
+  if not s then return -1 end
+  local t = redis.call('TIME')
+  local r = tonumber(s) - (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+  if r <= 0 then return -1 end
+  return math.min(r, ttl(KEYS[1]))
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then return ttl(KEYS[1]) end
+return -1
+`)
+
+// ReadTimeout bounds one direct read of a master. A paused master does not
+// answer in time: its state counts as unknown.
+const ReadTimeout = 150 * time.Millisecond
+
+// masters holds a connection pool per master of the cluster.
+type masters struct {
+	pools []*redis.Pool
+}
+
+func newMasters(c cluster.Cluster) *masters {
+	m := &masters{}
+	for _, n := range c.Nodes() {
+		addr, password := n.Addr(), c.Password()
+		m.pools = append(m.pools, &redis.Pool{
+			MaxIdle: 4,
+			DialContext: func(ctx context.Context) (redis.Conn, error) {
+				return redis.DialContext(ctx, "tcp", addr, redis.DialPassword(password),
+					redis.DialConnectTimeout(ReadTimeout), redis.DialReadTimeout(ReadTimeout), redis.DialWriteTimeout(ReadTimeout))
+			},
+		})
+	}
+	return m
+}
+
+func (m *masters) Close() error {
+	var errs []error
+	for _, p := range m.pools {
+		errs = append(errs, p.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// reading is what one master said of a target.
+type reading struct {
+	known bool          // the master answered
+	held  bool          // it holds the target
+	left  time.Duration // and for that long still
+	at    time.Time     // when the answer arrived
+}
+
+// read asks every master, at once, how long it still holds t.
+func (m *masters) read(ctx context.Context, t target) []reading {
+	out := make([]reading, len(m.pools))
+	var wg sync.WaitGroup
+	for i, p := range m.pools {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, ReadTimeout)
+			defer cancel()
+			c, err := p.GetContext(ctx)
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			ms, err := redis.Int64(remainingScript.DoContext(ctx, c, t.key, t.mode, t.member))
+			if err != nil {
+				return
+			}
+			out[i] = reading{known: true, held: ms >= 0, left: time.Duration(ms) * time.Millisecond, at: time.Now()}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// quorumExpiry is, from readings sent at sent, the latest time by which
+// fewer than quorum masters still hold the target: a master that holds it
+// holds it until at most its answer's arrival plus what it had left (plus
+// 1ms of PTTL rounding), one that does not hold it gave it up before sent,
+// and one that did not answer is assumed to hold it for ever (a paused
+// master's keys outlive the pause, and unknown must not read as a
+// violation).
+func quorumExpiry(rs []reading, sent time.Time, quorum int) time.Time {
+	forever := sent.Add(24 * time.Hour)
+	ends := make([]time.Time, len(rs))
+	for i, r := range rs {
+		switch {
+		case !r.known:
+			ends[i] = forever
+		case r.held:
+			ends[i] = r.at.Add(r.left + time.Millisecond)
+		default:
+			ends[i] = sent
+		}
+	}
+	slices.SortFunc(ends, func(a, b time.Time) int { return b.Compare(a) })
+	return ends[quorum-1]
+}
+
+// holding counts the masters that answered and hold t.
+func holding(rs []reading) int {
+	n := 0
+	for _, r := range rs {
+		if r.known && r.held {
+			n++
+		}
+	}
+	return n
+}
+
+// InFlight bounds how long an Extend or a renewal already under way when
+// the masters were read may still take to return: its commands may have
+// landed before the read while the Locker has not yet moved Until.
+const InFlight = 2 * NodeTimeout
+
+// sample reads the masters' expiry of the target of hs[0] and records, for
+// every hold in hs (one owner's holds of one key), whether its Until lies
+// within it. Each Until is read before the reads and again InFlight after,
+// once whatever was under way returned, and the earlier one is used: a
+// renewal meanwhile raises both the masters' expiry and the later Until;
+// an Extend whose command already landed has by then moved Until. The
+// second reading happens in the background; Run waits for it.
+func (e *Env) sample(ctx context.Context, hs ...*Held) {
+	if len(hs) == 0 {
+		return
+	}
+	before := make([]time.Time, len(hs))
+	for i, h := range hs {
+		before[i] = h.Lock.Until()
+	}
+	sent := time.Now()
+	rs := e.direct.read(ctx, hs[0].target)
+	exp := quorumExpiry(rs, sent, e.quorum)
+	e.pending.Go(func() {
+		time.Sleep(InFlight)
+		for i, h := range hs {
+			until := before[i]
+			if u := h.Lock.Until(); u.Before(until) {
+				until = u
+			}
+			if !sent.Before(until) {
+				continue // the holder no longer believed it held the lock
+			}
+			e.History.Sample(h.ID, sent, until, exp)
+		}
+	})
+}
+
+// SettleWithin bounds how long a client waits, after a call returned, for
+// what the call wrote to leave a quorum of the masters. Releases sent
+// before the call returned land within a round trip; ones queued behind a
+// paused master do not count (its answer is unknown, not "held").
+const SettleWithin = time.Second
+
+// settle waits until fewer than a quorum of the masters hold t, for up to
+// SettleWithin, and records a Leftover if they still do. what names the
+// call for the report.
+func (c *Client) settle(ctx context.Context, name string, t target, what string) {
+	e := c.env
+	deadline := time.Now().Add(SettleWithin)
+	for {
+		n := holding(e.direct.read(ctx, t))
+		if n < e.quorum {
+			return
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			if ctx.Err() == nil {
+				e.History.Left(c.ID, name, time.Now(), fmt.Sprintf("%s: %d masters still hold %s %s %v after it returned",
+					what, n, t.key, t.member, SettleWithin))
+			}
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,219 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// Connection set-up (TCP connect, TLS, AUTH, SELECT) runs on its own,
+// bounded by Config.DialTimeout and by the Node's life, never by the
+// context of the call that needed the connection: a per-call timeout of
+// 50ms must not make a connection over a 30ms link impossible. Callers wait
+// for the dial or for their own context, whichever ends first; a caller
+// that gives up leaves the dial running, and the connection it makes serves
+// the next callers. One dial runs at a time per Node; a failed dial is
+// reported to the callers that waited for it, and the next call dials anew.
+// Node.Close cancels a dial in progress and waits for it.
+
+// keepAlive is the TCP keep-alive period, redigo's default.
+const keepAlive = 5 * time.Minute
+
+// conn is a dialed connection and the TCP socket under it (under TLS, if
+// any), which idleCheck looks at. It forwards redigo's optional interfaces
+// (ConnWithTimeout, ConnWithContext), which embedding alone would hide.
+type conn struct {
+	redis.Conn
+	raw net.Conn
+	tls bool
+}
+
+// DoContext implements redis.ConnWithContext.
+func (c *conn) DoContext(ctx context.Context, cmd string, args ...any) (any, error) {
+	return redis.DoContext(c.Conn, ctx, cmd, args...)
+}
+
+// ReceiveContext implements redis.ConnWithContext.
+func (c *conn) ReceiveContext(ctx context.Context) (any, error) {
+	return redis.ReceiveContext(c.Conn, ctx)
+}
+
+// DoWithTimeout implements redis.ConnWithTimeout.
+func (c *conn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
+	return redis.DoWithTimeout(c.Conn, timeout, cmd, args...)
+}
+
+// ReceiveWithTimeout implements redis.ConnWithTimeout.
+func (c *conn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
+	return redis.ReceiveWithTimeout(c.Conn, timeout)
+}
+
+// idle reports an error when the master closed or reset the connection
+// while nothing was in flight on it (see idleCheck).
+func (c *conn) idle() error { return idleCheck(c.raw, c.tls) }
+
+// dial makes one connection for cfg, bounded by ctx and cfg.DialTimeout.
+func dial(ctx context.Context, cfg Config) (*conn, error) {
+	if cfg.Addr == "" {
+		return nil, ErrNoAddr
+	}
+	c := &conn{tls: cfg.TLS != nil}
+	nd := net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: keepAlive}
+	opts := []redis.DialOption{
+		redis.DialContextFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
+			raw, err := nd.DialContext(ctx, network, addr)
+			c.raw = raw
+			return raw, err
+		}),
+		redis.DialReadTimeout(cfg.ReadTimeout),
+		redis.DialWriteTimeout(cfg.WriteTimeout),
+		redis.DialDatabase(cfg.DB),
+	}
+	if cfg.Password != "" {
+		opts = append(opts, redis.DialPassword(cfg.Password), redis.DialUsername(cfg.Username))
+	}
+	if cfg.TLS != nil {
+		opts = append(opts, redis.DialUseTLS(true), redis.DialTLSConfig(cfg.TLS))
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer cancel()
+	rc, err := redis.DialContext(ctx, "tcp", cfg.Addr, opts...)
+	if err != nil {
+		cerr := ctx.Err()
+		if dl, ok := ctx.Deadline(); ok && cerr == nil && !time.Now().Before(dl) {
+			// AUTH or SELECT read up to the dial's deadline, whose timer
+			// may not have marked ctx done yet.
+			cerr = context.DeadlineExceeded
+		}
+		if cerr != nil && !errors.Is(err, cerr) {
+			err = fmt.Errorf("%w: %w", cerr, err)
+		}
+		return nil, fmt.Errorf("dial: %w", err)
+	}
+	c.Conn = rc
+	return c, nil
+}
+
+// dialer runs a Node's dials, one at a time, independently of the callers.
+type dialer struct {
+	cfg    Config
+	ctx    context.Context // ends with the Node: cancels a dial in progress
+	cancel context.CancelFunc
+	// land takes a finished connection (the pipelined side installs it);
+	// nil keeps it as the spare for the next take. An error closes it.
+	land func(c *conn) error
+
+	mu     sync.Mutex
+	cur    *dialAttempt // the dial in progress, nil when none
+	spare  *conn        // a connection dialed for nobody in particular
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// dialAttempt is one dial; err is set before done is closed.
+type dialAttempt struct {
+	done chan struct{}
+	err  error
+}
+
+func newDialer(cfg Config) *dialer {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &dialer{cfg: cfg, ctx: ctx, cancel: cancel}
+}
+
+// attempt returns the dial in progress, starting one if there is none.
+func (d *dialer) attempt() (*dialAttempt, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, errNodeClosed
+	}
+	if d.cur == nil {
+		a := &dialAttempt{done: make(chan struct{})}
+		d.cur = a
+		d.wg.Go(func() { d.run(a) })
+	}
+	return d.cur, nil
+}
+
+// run dials once and hands the connection to land, or keeps it as spare.
+func (d *dialer) run(a *dialAttempt) {
+	c, err := dial(d.ctx, d.cfg)
+	if d.ctx.Err() != nil && err != nil {
+		err = errNodeClosed
+	}
+	if err == nil {
+		if d.land != nil {
+			err = d.land(c)
+		} else {
+			err = d.keep(c)
+		}
+		if err != nil {
+			c.Close()
+		}
+	}
+	d.mu.Lock()
+	d.cur = nil
+	a.err = err
+	d.mu.Unlock()
+	close(a.done)
+}
+
+// keep stores c as the spare.
+func (d *dialer) keep(c *conn) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return errNodeClosed
+	}
+	if d.spare != nil {
+		d.spare.Close() // keep the fresher one
+	}
+	d.spare = c
+	return nil
+}
+
+// take returns the spare connection, waiting for a dial (started if none
+// runs) until ctx ends. It serves the redigo pool of Config.Pooled.
+func (d *dialer) take(ctx context.Context) (redis.Conn, error) {
+	for {
+		d.mu.Lock()
+		if c := d.spare; c != nil && !d.closed {
+			d.spare = nil
+			d.mu.Unlock()
+			return c, nil
+		}
+		d.mu.Unlock()
+		a, err := d.attempt()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case <-a.done:
+			if a.err != nil {
+				return nil, a.err
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// close cancels a dial in progress, waits for it and closes the spare.
+func (d *dialer) close() {
+	d.mu.Lock()
+	d.closed = true
+	spare := d.spare
+	d.spare = nil
+	d.mu.Unlock()
+	d.cancel()
+	d.wg.Wait()
+	if spare != nil {
+		spare.Close()
+	}
+}

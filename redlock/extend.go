@@ -1,0 +1,169 @@
+package redlock
+
+// The invariant this file keeps: a lock's Until is never later than the
+// moment until which a quorum of the masters is sure to keep its key.
+//
+// An Extend's command may land on a master late: after the call failed or
+// timed out, or after the fan-out decided at the quorum and returned. So
+//
+//   - Extends of one Lock (the renewal's included) run one at a time, so
+//     that reply order cannot mix two of them up.
+//   - After an Extend with TTL t that started at s, whatever its outcome
+//     (success, refusal, failure, late quorum), Until <= s + t - elapsed -
+//     drift: a failed or late Extend lowers Until to that, never raises it.
+//   - An Extend whose outcome on a master is not known (no reply came
+//     back) stays "unknown" there: it may still land. A later Extend counts
+//     a granting master as keeping the key only for min(its TTL, the TTL of
+//     every earlier unknown Extend there) from its own start, and a quorum
+//     of those must reach its Until. Extends with one TTL (renewals) never
+//     shorten each other this way, so a master whose calls all time out does
+//     not cut a renewed lock short.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/quorumlock/quorumlock/clock"
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+// Extend sets the lock's TTL on the masters to ttl, counted from now, with
+// compare-and-PEXPIRE: only masters that still hold our token are extended,
+// and an expired key is never re-created. It succeeds when a quorum extended
+// it in time; Until then moves to start + ttl - elapsed - drift (less, if an
+// earlier Extend with a shorter TTL may still land on those masters). If the
+// lock's validity has already passed, Extend sends nothing and returns an
+// error matching ErrLockLost; so does a failed extension (a *QuorumError).
+// After a failed extension the lock stays valid until the earlier of the
+// Until it had and start + ttl - elapsed - drift, since the new TTL may have
+// landed on some masters. Extends of one lock run one at a time: a second
+// one waits for the first, or for its ctx.
+func (lk *Lock) Extend(ctx context.Context, ttl time.Duration) error {
+	l := lk.l
+	if err := l.checkCall(ctx, lk.key, ttl); err != nil {
+		return err
+	}
+	select {
+	case lk.extending <- struct{}{}:
+		defer func() { <-lk.extending }()
+	case <-ctx.Done():
+		return l.quorumError(opExtend, lk.key, nil, ctx.Err())
+	}
+	ms := ttl.Milliseconds()
+	ttl = time.Duration(ms) * time.Millisecond // what the masters enforce
+	start := l.clock.Now()
+	lk.mu.Lock()
+	until, ended := lk.until, lk.err
+	var caps []time.Duration
+	if ended == nil && start.Before(until) {
+		caps = lk.capsLocked()
+		lk.addUnknownLocked(ttl) // from here on, ours may land anywhere
+	}
+	lk.mu.Unlock()
+	if ended != nil {
+		return fmt.Errorf("redlock: extend %q: %w", lk.key, errors.Join(ended, ErrLockLost))
+	}
+	if caps == nil {
+		return fmt.Errorf("redlock: extend %q: validity passed at %v: %w", lk.key, until, ErrLockLost)
+	}
+	res, err := l.fanOut(ctx, opExtend, lk.acks, false, lk.v.extend, lk.keys,
+		func(i int, v quorum.Vote) {
+			if v.Err == nil { // it ran on master i: known from now on
+				lk.mu.Lock()
+				lk.resolveLocked(i, ttl)
+				lk.mu.Unlock()
+			}
+		}, lk.token, ms)
+	if res == nil { // ctx ended before anything was sent
+		lk.mu.Lock()
+		for i := range lk.l.nodes {
+			lk.resolveLocked(i, ttl)
+		}
+		lk.mu.Unlock()
+		return l.quorumError(opExtend, lk.key, nil, err)
+	}
+	elapsed := l.clock.Now().Sub(start)
+	ok := err == nil && res.OK()
+	kept := ttl
+	if ok {
+		kept = enforced(res, caps, ttl, l.quorum)
+	}
+	validity := kept - elapsed - clock.Drift(kept, l.driftFactor)
+	lk.moveUntil(start.Add(validity), ok && validity > 0)
+	if ok && validity > 0 {
+		return nil
+	}
+	qerr := l.quorumError(opExtend, lk.key, res, err)
+	qerr.Late = ok // a quorum, but no validity left
+	return qerr
+}
+
+// enforced is how long, from the Extend's start, a quorum of the masters
+// that granted it keep the key: each granting master keeps it for ttl, or
+// for the shortest earlier Extend that may still land there (caps[i]).
+func enforced(res *quorum.Result, caps []time.Duration, ttl time.Duration, need int) time.Duration {
+	kept := make([]time.Duration, 0, res.Yes)
+	for i, v := range res.Votes {
+		if res.Answered[i] && v.Yes {
+			k := ttl
+			if caps[i] > 0 {
+				k = min(k, caps[i])
+			}
+			kept = append(kept, k)
+		}
+	}
+	slices.Sort(kept)
+	return kept[len(kept)-need] // the need-th longest
+}
+
+// moveUntil sets Until after an Extend: to until when the Extend succeeded,
+// else to the earlier of until and the current one. It re-arms the expiry
+// timer; an Until in the past ends the lock when the timer fires (at once).
+func (lk *Lock) moveUntil(until time.Time, succeeded bool) {
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	if !succeeded && !until.Before(lk.until) {
+		return
+	}
+	lk.until = until
+	if lk.expiry != nil && lk.err == nil {
+		lk.expiry.Reset(lk.untilDelayLocked())
+	}
+}
+
+// capsLocked returns, per master, the shortest TTL of this lock's extends
+// whose outcome there is unknown (0 where there is none).
+func (lk *Lock) capsLocked() []time.Duration {
+	caps := make([]time.Duration, len(lk.l.nodes))
+	for i, ttls := range lk.unknown {
+		for ttl := range ttls {
+			if caps[i] == 0 || ttl < caps[i] {
+				caps[i] = ttl
+			}
+		}
+	}
+	return caps
+}
+
+// addUnknownLocked records an extend with ttl as unknown on every master.
+func (lk *Lock) addUnknownLocked(ttl time.Duration) {
+	if lk.unknown == nil {
+		lk.unknown = make([]map[time.Duration]int, len(lk.l.nodes))
+	}
+	for i := range lk.unknown {
+		if lk.unknown[i] == nil {
+			lk.unknown[i] = make(map[time.Duration]int, 1)
+		}
+		lk.unknown[i][ttl]++
+	}
+}
+
+// resolveLocked records that one extend with ttl got its answer on master i.
+func (lk *Lock) resolveLocked(i int, ttl time.Duration) {
+	if lk.unknown[i][ttl]--; lk.unknown[i][ttl] <= 0 {
+		delete(lk.unknown[i], ttl)
+	}
+}
