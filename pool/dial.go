@@ -127,6 +127,17 @@ func newDialer(cfg Config) *dialer {
 }
 
 // attempt returns the dial in progress, starting one if there is none.
+// wait returns once the dial ended, with its error, or with ctx's error
+// when ctx ends first (the dial goes on).
+func (a *dialAttempt) wait(ctx context.Context) error {
+	select {
+	case <-a.done:
+		return a.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 func (d *dialer) attempt() (*dialAttempt, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -193,13 +204,8 @@ func (d *dialer) take(ctx context.Context) (redis.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		select {
-		case <-a.done:
-			if a.err != nil {
-				return nil, a.err
-			}
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if err := a.wait(ctx); err != nil {
+			return nil, err
 		}
 	}
 }

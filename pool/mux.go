@@ -157,13 +157,8 @@ func (m *mux) conn(ctx context.Context) (*muxConn, error) {
 		if err != nil {
 			return nil, err
 		}
-		select {
-		case <-a.done:
-			if a.err != nil {
-				return nil, a.err
-			}
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if err := a.wait(ctx); err != nil {
+			return nil, err
 		}
 	}
 }

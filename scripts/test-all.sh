@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every check CI runs: gofmt, go mod tidy, go vet and go test -race in
-# every Go module of the repository. Installs redis-server where it is
-# missing (ensure-redis.sh).
+# Runs every check CI runs: gofmt, then go mod tidy, go vet, staticcheck and
+# go test -race in every Go module of the repository, then the chaos suite's
+# mutation self-test (every deliberate defect must make a short scenario
+# fail). Installs redis-server where it is missing (ensure-redis.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +14,9 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 
+# staticcheck, pinned to one release so that CI does not change under us.
+staticcheck=honnef.co/go/tools/cmd/staticcheck@v0.7.0
+
 status=0
 for mod in $(find . -name go.mod -not -path '*/testdata/*' | sort); do
   dir=$(dirname "$mod")
@@ -21,7 +25,11 @@ for mod in $(find . -name go.mod -not -path '*/testdata/*' | sort); do
     cd "$dir"
     go mod tidy -diff >/dev/null || { echo "go mod tidy would change $dir/go.mod or go.sum" >&2; exit 1; }
     go vet ./...
+    go run "$staticcheck" ./...
     go test -race -count=1 -timeout 15m ./...
   ) || status=1
 done
+
+echo "=== chaos mutation self-test"
+./chaos/mutation/run.sh || status=1
 exit $status

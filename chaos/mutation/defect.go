@@ -19,8 +19,9 @@ type Defect struct {
 	// Scenarios are the short scenarios expected to catch it; only these
 	// run, unless the runner is asked for all of them.
 	Scenarios []string
-	// Note says, when no scenario of the suite can catch the defect yet,
-	// why not (the workload or fault it needs).
+	// Note says how its scenarios catch the defect (the probe or the
+	// workload that opens its path); the report prints it when the defect
+	// was missed.
 	Note string
 }
 

@@ -37,8 +37,8 @@ func Defects() []Defect {
 				Anchor: "if redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call('PEXPIRE', KEYS[1], ARGV[2])\nend",
 				Replace: "if redis.call('GET', KEYS[1]) == ARGV[1] or redis.call('EXISTS', KEYS[1]) == 0 then\n" +
 					"  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n  return 1\nend"}},
-			Scenarios: []string{"safe-extend", "safe-renew"},
-			Note:      "unsafe only when an Extend sent in time lands after the key expired and another client held and released it in the gap; the short safe-extend/safe-renew rarely produce that",
+			Scenarios: []string{"safe-extend"},
+			Note:      "safe-extend's late-extend probe: an Extend sent over links slower than the TTL lands after the key expired; the key must not reappear",
 		},
 		{
 			Name:        "fence-not-written-back",
@@ -56,6 +56,7 @@ func Defects() []Defect {
 				Anchor:  "if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then",
 				Replace: "if true then"}},
 			Scenarios: []string{"safe-reentrant"},
+			Note:      "safe-reentrant's drop-inner-unlock probe: another owner tries while the outer hold is valid",
 		},
 		{
 			Name:        "reader-ignores-writer",
@@ -64,6 +65,7 @@ func Defects() []Defect {
 				Anchor:  "if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then",
 				Replace: "if redis.call('EXISTS', KEYS[3]) == 1 then"}},
 			Scenarios: []string{"safe-rw"},
+			Note:      "safe-rw's rw-exclusion probe: a reader tries while a writer holds",
 		},
 		{
 			Name:        "writer-ignores-readers",
@@ -72,6 +74,7 @@ func Defects() []Defect {
 				Anchor:  "if redis.call('ZCARD', KEYS[2]) > 0 then",
 				Replace: "if false then"}},
 			Scenarios: []string{"safe-rw"},
+			Note:      "safe-rw's rw-exclusion probe: a writer tries while a reader holds",
 		},
 		{
 			Name: "transport-resends-after-reset",
@@ -87,7 +90,7 @@ func Defects() []Defect {
 						"\t\t\terrors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) && ctx.Err() == nil {"},
 			},
 			Scenarios: []string{"safe-plain", "safe-reentrant"},
-			Note:      "needs a dropped reply on a private TryLock (left key) or an inner reentrant release (double decrement); the short forms drop few such replies",
+			Note:      "safe-plain's drop-private probe (a refused resend leaves the key) and safe-reentrant's drop-inner-unlock probe (a double decrement ends the outer hold)",
 		},
 		{
 			Name:        "failed-extend-keeps-until",
@@ -96,7 +99,7 @@ func Defects() []Defect {
 				Anchor:  "if !succeeded && !until.Before(lk.until) {",
 				Replace: "if !succeeded {"}},
 			Scenarios: []string{"safe-extend"},
-			Note:      "safe-extend catches it in some runs only: a failed shorter Extend must land and be sampled in its 1s short form",
+			Note:      "safe-extend's short-extend probe: a shorter Extend fails on slow links, lands late, and the masters are sampled once a quorum enforce it",
 		},
 		{
 			Name:        "reentrant-extend-shortens",
@@ -105,6 +108,7 @@ func Defects() []Defect {
 				Anchor:  "  if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then\n    redis.call('PEXPIRE', KEYS[1], ARGV[2])\n  end\n  return 1",
 				Replace: "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n  return 1"}},
 			Scenarios: []string{"safe-reentrant"},
+			Note:      "safe-reentrant's drop-inner-unlock probe: an inner hold extended by a short TTL, then the outer hold sampled",
 		},
 		{
 			Name:        "unlock-ended-ctx-sends-nothing",
@@ -114,6 +118,7 @@ func Defects() []Defect {
 				Replace: "\tif ctx.Err() != nil {\n\t\treturn lk.l.quorumError(opUnlock, lk.key, nil, ctx.Err())\n\t}\n" +
 					"\ttype outcome struct {\n\t\tres *quorum.Result"}},
 			Scenarios: []string{"safe-plain"},
+			Note:      "safe-plain's ended-unlock probe: Unlock(ended ctx) of a 5s lock, then no quorum may hold it",
 		},
 		{
 			Name: "shared-multi-counts-as-grant",
@@ -128,6 +133,7 @@ func Defects() []Defect {
 					Replace: "return quorum.Vote{Yes: true, Value: fmt.Sprint(reply)}"},
 			},
 			Scenarios: []string{"safe-plain"},
+			Note:      "safe-plain's shared-multi probe: MULTI on every shared connection of one client, which then tries a held key",
 		},
 	}
 }

@@ -84,6 +84,9 @@ func (sk safeKinds) run(ctx context.Context, r *Run) error {
 		return err
 	}
 	to := e.Now()
+	if err := sk.probe(ctx, r, e); err != nil {
+		return err
+	}
 
 	c := r.Checked()
 	by := c.ByInvariant()
@@ -101,6 +104,27 @@ func (sk safeKinds) run(ctx context.Context, r *Run) error {
 		len(c.Intervals), d, least, perClient(c, r.Clients()))
 	r.Logf("longest time without a grant: %v", longestGap(c, from, to).Round(time.Millisecond))
 	r.Check("faults injected", e.Faults.Injected() > 0, "%d faults", e.Faults.Injected())
+	return nil
+}
+
+// probeRounds is how many times each probe runs after the random workload.
+const probeRounds = 2
+
+// probe heals every fault the random schedule left in place, then runs the
+// deterministic probes of the scenario's kinds, in the same history.
+func (sk safeKinds) probe(ctx context.Context, r *Run, e *workload.Env) error {
+	ps := workload.Probes(sk.kinds)
+	if len(ps) == 0 {
+		return nil
+	}
+	if err := e.Faults.HealAll(ctx); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := workload.RunProbes(ctx, e, ps, probeRounds); err != nil {
+		return err
+	}
+	r.Logf("probes %v, %d rounds, in %v", ps, probeRounds, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -53,6 +53,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *list {
 		for _, d := range defects {
 			fmt.Fprintf(stdout, "%-32s %s\n%-32s scenarios: %s\n", d.Name, d.Description, "", strings.Join(d.Scenarios, ","))
+			if d.Note != "" {
+				fmt.Fprintf(stdout, "%-32s how: %s\n", "", d.Note)
+			}
 		}
 		return 0
 	}

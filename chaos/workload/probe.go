@@ -1,0 +1,407 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/quorumlock/quorumlock/chaos/checker"
+	"github.com/quorumlock/quorumlock/chaos/fault"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// The probes are the deterministic part of a run: after the random
+// workload, on a healed cluster, each probe drives one path to two holders
+// (or to a lock left behind) through its mechanism once, with the fault
+// that opens it aimed at the call that must survive it. Everything a probe
+// does is recorded in the same history as the random workload and judged by
+// the same invariants and both checkers; a probe decides nothing by a
+// sleep: it waits for what the masters say (settle, sample) and, where a
+// late command must land first, for the masters' own state to show it.
+
+// Probe names one deterministic probe.
+type Probe string
+
+// The probes.
+const (
+	// DropPrivate: the reply of every master to a TryLock of a free private
+	// key is dropped and its connection reset. The masters ran the SET; the
+	// attempt fails and must leave no key behind. A transport that sends
+	// the SET again gets it refused by the attempt's own key, counts a
+	// refusal, and leaves the key for its whole TTL.
+	DropPrivate Probe = "drop-private"
+	// DropInner: a reentrant owner holds an outer and an inner hold; the
+	// inner hold is extended by a short TTL, then released through dropped
+	// replies. The outer hold must stay on the masters (sampled) and keep
+	// another owner out: a command sent twice decrements twice; an extend
+	// that sets the TTL unconditionally shortens the outer hold.
+	DropInner Probe = "drop-inner-unlock"
+	// SharedMulti: while client B holds a key, client A puts its shared
+	// connections to every master into MULTI (as an application calling
+	// node.Do("MULTI") would), then tries the key. The MULTI must be
+	// refused, and a QUEUED reply must never count as a grant.
+	SharedMulti Probe = "shared-multi"
+	// EndedUnlock: Unlock with a context that has already ended, on a lock
+	// with a long TTL: the releases must still be sent, so no quorum holds
+	// the key once they had time to land.
+	EndedUnlock Probe = "ended-unlock"
+	// ShortExtend: a lock with a long TTL is extended by a much shorter one
+	// while a majority of its links are slower than the node timeout: the
+	// Extend fails, but the late PEXPIREs land; once a quorum of the masters
+	// enforce the shorter TTL the lock's Until must not be later (sampled).
+	ShortExtend Probe = "short-extend"
+	// LateExtend: a lock with a short TTL is extended right away over links
+	// slower than its TTL: the commands reach the masters after the key
+	// expired. The key must not reappear with the lock's token.
+	LateExtend Probe = "late-extend"
+	// RWExclusion: a writer holds and a reader tries; then a reader holds
+	// and a writer tries: both tries must be refused.
+	RWExclusion Probe = "rw-exclusion"
+)
+
+// Probes returns the probes that exercise the kinds ks.
+func Probes(ks []Kind) []Probe {
+	var ps []Probe
+	for _, k := range ks {
+		switch k {
+		case Plain:
+			ps = append(ps, DropPrivate, SharedMulti, EndedUnlock)
+		case Reentrant:
+			ps = append(ps, DropInner)
+		case Extend:
+			ps = append(ps, ShortExtend, LateExtend)
+		case RW:
+			ps = append(ps, RWExclusion)
+		}
+	}
+	return ps
+}
+
+// probeTTL is the TTL of the probes' long holds: far longer than anything
+// a probe waits for, so that a lock left behind is still there when the
+// probe looks.
+const probeTTL = 5 * time.Second
+
+// RunProbes runs each probe of ps once per round, rounds times, each round
+// with other clients (e needs at least two), on a cluster whose faults
+// have all been healed. It returns a harness error (a fault the injector
+// could not apply, a call refused as invalid); what the library does is
+// recorded in the history.
+func RunProbes(ctx context.Context, e *Env, ps []Probe, rounds int) error {
+	if len(e.clients) < 2 {
+		return fmt.Errorf("workload: probes need 2 clients, have %d", len(e.clients))
+	}
+	defer e.pending.Wait()
+	for r := range rounds {
+		for i, p := range ps {
+			a := e.clients[(r+i)%len(e.clients)]
+			b := e.clients[(r+i+1)%len(e.clients)]
+			pr := &prober{e: e, a: a, b: b, name: fmt.Sprintf("probe-%s-%d", p, r)}
+			if err := pr.run(ctx, p); err != nil {
+				return fmt.Errorf("workload: probe %s: %w", p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// prober runs one probe with clients a (the one the fault aims at) and b.
+type prober struct {
+	e    *Env
+	a, b *Client
+	name string // the probe's lock name, fresh for each probe
+}
+
+func (p *prober) run(ctx context.Context, pr Probe) error {
+	switch pr {
+	case DropPrivate:
+		return p.dropPrivate(ctx)
+	case DropInner:
+		return p.dropInner(ctx)
+	case SharedMulti:
+		return p.sharedMulti(ctx)
+	case EndedUnlock:
+		return p.endedUnlock(ctx)
+	case ShortExtend:
+		return p.shortExtend(ctx)
+	case LateExtend:
+		return p.lateExtend(ctx)
+	case RWExclusion:
+		return p.rwExclusion(ctx)
+	}
+	return fmt.Errorf("unknown probe %q", pr)
+}
+
+// links applies a fault of kind k (with arg) to the links of client c to
+// nodes (all when none is given), through the injector so that it is
+// logged.
+func (p *prober) links(ctx context.Context, c *Client, k fault.Kind, arg time.Duration, nodes ...int) error {
+	if len(nodes) == 0 {
+		for j := range p.e.nodes[c.ID] {
+			nodes = append(nodes, j)
+		}
+	}
+	for _, j := range nodes {
+		if err := p.e.Faults.Apply(ctx, fault.Fault{Kind: k, Node: j, Clients: []int{c.ID}, Arg: arg}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// heal ends the faults of client c's links (DISCARD where a MULTI was
+// accepted).
+func (p *prober) heal(ctx context.Context, c *Client) error { return p.links(ctx, c, fault.Heal, 0) }
+
+// warm makes sure client c has a live connection to every master, so that
+// a DropReply armed next drops the reply of the probe's own command, not
+// that of a connection's set-up.
+func (p *prober) warm(ctx context.Context, c *Client) {
+	for _, n := range p.e.nodes[c.ID] {
+		cctx, cancel := context.WithTimeout(ctx, ReleaseTimeout)
+		n.Do(cctx, "PING")
+		cancel()
+	}
+}
+
+// acquire records an acquire call of client c on the string key of name.
+func (p *prober) acquire(c *Client, try func() (*redlock.Lock, error)) (*Held, error) {
+	return c.record(checker.Event{Key: p.name}, target{mode: modeString, key: p.e.Key(p.name)}, try)
+}
+
+// unlock releases h, bounded by ReleaseTimeout, and waits for the release
+// to leave no quorum holding it.
+func (p *prober) unlock(ctx context.Context, h *Held, what string) {
+	rctx, cancel := context.WithTimeout(ctx, ReleaseTimeout)
+	defer cancel()
+	if err := h.releaseWith(rctx); err != nil {
+		what = fmt.Sprintf("%s (Unlock: %v)", what, err)
+	}
+	h.client.settle(ctx, h.name, h.target, what)
+}
+
+func (p *prober) dropPrivate(ctx context.Context) error {
+	key := p.e.Key(p.name)
+	p.warm(ctx, p.a)
+	if err := p.links(ctx, p.a, fault.DropReply, 0); err != nil {
+		return err
+	}
+	h, err := p.acquire(p.a, func() (*redlock.Lock, error) { return p.a.plain.TryLock(ctx, key, probeTTL) })
+	if herr := p.heal(ctx, p.a); herr != nil {
+		return herr
+	}
+	if err != nil {
+		p.a.settle(ctx, p.name, target{mode: modeAny, key: key}, "TryLock whose replies were dropped")
+		return harness(err)
+	}
+	p.unlock(ctx, h, "unlock after a TryLock whose replies were dropped")
+	return nil
+}
+
+func (p *prober) dropInner(ctx context.Context) error {
+	key := p.e.Key(p.name)
+	owner, other := p.name+"-a", p.name+"-b"
+	r := p.a.Locker.Reentrant(key, owner)
+	lock := func(c *Client, r *redlock.Reentrant, owner string, ttl time.Duration) (*Held, error) {
+		return c.record(checker.Event{Key: p.name, Owner: owner}, target{mode: modeHash, key: key, member: owner},
+			func() (*redlock.Lock, error) { return r.TryLock(ctx, ttl) })
+	}
+	outer, err := lock(p.a, r, owner, probeTTL)
+	if err != nil {
+		return harness(err)
+	}
+	defer p.unlock(ctx, outer, "unlock of the outer hold")
+	inner, err := lock(p.a, r, owner, time.Second)
+	if err != nil {
+		return harness(err)
+	}
+	// An inner hold extended by a short TTL must not shorten the outer one.
+	xctx, cancel := context.WithTimeout(ctx, ReleaseTimeout)
+	inner.Lock.Extend(xctx, time.Second/2)
+	cancel()
+	inner.noteUntil()
+	p.e.sample(ctx, outer)
+	// The inner release's replies are lost: it must run once per master.
+	// A dropped NOSCRIPT would hide a release that never ran, so the
+	// release script must be loaded on every master first: one whole
+	// reentrant hold of a key of its own does that.
+	if err := p.loadReentrantScripts(ctx, key+"-scripts", owner); err != nil {
+		return err
+	}
+	p.warm(ctx, p.a)
+	if err := p.links(ctx, p.a, fault.DropReply, 0); err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, ReleaseTimeout)
+	inner.releaseWith(rctx)
+	cancel()
+	if err := p.heal(ctx, p.a); err != nil {
+		return err
+	}
+	p.e.sample(ctx, outer)
+	// The outer hold keeps another owner out.
+	h, err := lock(p.b, p.b.Locker.Reentrant(key, other), other, time.Second)
+	if err != nil {
+		return harness(err)
+	}
+	p.unlock(ctx, h, "unlock of another owner's hold")
+	return nil
+}
+
+// loadReentrantScripts makes client A take and release a reentrant hold
+// of key (not recorded: it only gets the scripts cached on the masters).
+func (p *prober) loadReentrantScripts(ctx context.Context, key, owner string) error {
+	lctx, cancel := context.WithTimeout(ctx, ReleaseTimeout)
+	defer cancel()
+	lk, err := p.a.Locker.Reentrant(key, owner).TryLock(lctx, probeTTL)
+	if err != nil {
+		return harness(err)
+	}
+	if err := lk.Unlock(lctx); err != nil {
+		return harness(err)
+	}
+	return nil
+}
+
+func (p *prober) sharedMulti(ctx context.Context) error {
+	key := p.e.Key(p.name)
+	held, err := p.acquire(p.b, func() (*redlock.Lock, error) { return p.b.plain.TryLock(ctx, key, probeTTL) })
+	if err != nil {
+		return harness(err)
+	}
+	defer p.unlock(ctx, held, "unlock of the holder")
+	p.warm(ctx, p.a)
+	if err := p.links(ctx, p.a, fault.Multi, 0); err != nil {
+		return err
+	}
+	h, err := p.acquire(p.a, func() (*redlock.Lock, error) { return p.a.plain.TryLock(ctx, key, time.Second) })
+	if herr := p.heal(ctx, p.a); herr != nil {
+		return herr
+	}
+	if err != nil {
+		return harness(err)
+	}
+	p.unlock(ctx, h, "unlock of a lock granted beside a holder")
+	return nil
+}
+
+func (p *prober) endedUnlock(ctx context.Context) error {
+	key := p.e.Key(p.name)
+	h, err := p.acquire(p.a, func() (*redlock.Lock, error) { return p.a.plain.TryLock(ctx, key, probeTTL) })
+	if err != nil {
+		return harness(err)
+	}
+	h.releaseWith(ended)
+	p.a.settle(ctx, h.name, h.target, "Unlock with an ended context")
+	return nil
+}
+
+// probeSlow is the latency of the slow links of the probes that need an
+// Extend to fail but land: longer than the node timeout.
+const probeSlow = 3 * NodeTimeout / 2
+
+func (p *prober) shortExtend(ctx context.Context) error {
+	key := p.e.Key(p.name)
+	h, err := p.acquire(p.a, func() (*redlock.Lock, error) { return p.a.plain.TryLock(ctx, key, probeTTL) })
+	if err != nil {
+		return harness(err)
+	}
+	defer p.unlock(ctx, h, "unlock after a failed shorter Extend")
+	short := probeTTL / 8
+	majority := make([]int, p.e.quorum)
+	for i := range majority {
+		majority[i] = i
+	}
+	if err := p.links(ctx, p.a, fault.Slow, probeSlow, majority...); err != nil {
+		return err
+	}
+	xctx, cancel := context.WithTimeout(ctx, ReleaseTimeout)
+	h.Lock.Extend(xctx, short)
+	cancel()
+	h.noteUntil()
+	if err := p.heal(ctx, p.a); err != nil {
+		return err
+	}
+	// Wait for the late PEXPIREs: a quorum enforcing at most the short TTL.
+	for deadline := time.Now().Add(SettleWithin); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		n := 0
+		for _, r := range p.e.direct.read(ctx, h.target) {
+			if r.known && r.held && r.left <= short {
+				n++
+			}
+		}
+		if n >= p.e.quorum {
+			break
+		}
+	}
+	p.e.sample(ctx, h)
+	return nil
+}
+
+func (p *prober) lateExtend(ctx context.Context) error {
+	key := p.e.Key(p.name)
+	const ttl = 2 * NodeTimeout
+	h, err := p.acquire(p.a, func() (*redlock.Lock, error) { return p.a.plain.TryLock(ctx, key, ttl) })
+	if err != nil {
+		return harness(err)
+	}
+	// Every master got the SET before the reply came: by then plus the TTL
+	// each of them has let the key expire.
+	expired := time.Now().Add(ttl + 2*time.Millisecond)
+	const latency = 2 * ttl
+	if err := p.links(ctx, p.a, fault.Slow, latency); err != nil {
+		return err
+	}
+	sent := time.Now()
+	xctx, cancel := context.WithTimeout(ctx, ReleaseTimeout)
+	h.Lock.Extend(xctx, probeTTL)
+	cancel()
+	h.noteUntil()
+	// Watch the masters until well after the late commands arrived: from
+	// the expiry on, no quorum may hold the key with the lock's token.
+	for end := sent.Add(latency + SettleWithin/2); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		at := time.Now()
+		if at.Before(expired) {
+			continue
+		}
+		if n := holding(p.e.direct.read(ctx, h.target)); n >= p.e.quorum {
+			p.e.History.Left(p.a.ID, h.name, time.Now(), fmt.Sprintf(
+				"Extend sent %v before the key's expiry: %d masters hold %s %s again %v after it expired",
+				expired.Sub(sent).Round(time.Millisecond), n, h.target.key, h.target.member, at.Sub(expired).Round(time.Millisecond)))
+			break
+		}
+	}
+	if err := p.heal(ctx, p.a); err != nil {
+		return err
+	}
+	p.unlock(ctx, h, "unlock of an expired lock")
+	return nil
+}
+
+func (p *prober) rwExclusion(ctx context.Context) error {
+	key := p.e.Key(p.name)
+	m := func(c *Client) *redlock.RWMutex { return c.Locker.RWMutex(key) }
+	hold := func(c *Client, reader bool, ttl time.Duration) (*Held, error) {
+		t := target{mode: modeString, key: "{" + key + "}:w"}
+		lock := m(c).TryLock
+		if reader {
+			t = target{mode: modeZset, key: "{" + key + "}:r"}
+			lock = m(c).TryRLock
+		}
+		return c.record(checker.Event{Key: p.name, Shared: reader}, t,
+			func() (*redlock.Lock, error) { return lock(ctx, ttl) })
+	}
+	for _, writerFirst := range []bool{true, false} {
+		first, err := hold(p.a, !writerFirst, probeTTL)
+		if err != nil {
+			return harness(err)
+		}
+		if h, err := hold(p.b, writerFirst, time.Second); err == nil {
+			p.unlock(ctx, h, "unlock of a hold granted beside an incompatible one")
+		} else if herr := harness(err); herr != nil {
+			return herr
+		}
+		p.unlock(ctx, first, "unlock of the first hold")
+	}
+	return nil
+}
