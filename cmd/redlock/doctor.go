@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/quorumlock/quorumlock/clock"
+	"github.com/quorumlock/quorumlock/pool"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+const doctorUsage = `usage: redlock doctor [flags]
+
+Check every master against the conditions Redlock's safety rests on, and
+say in plain words which one each master breaks:
+  - AOF with appendfsync always (a master that restarts without every
+    acknowledged write can grant a lock a second time);
+  - maxmemory-policy noeviction (any other policy may evict lock keys, all
+    of which have a TTL, or fencing counters);
+  - no replication (a failover to an asynchronous replica can lose a lock);
+  - a server clock within the drift allowance (ttl*drift-factor + 2ms) of
+    the local clock.
+A setting that cannot be read (CONFIG renamed or refused) is "unknown".
+
+Flags:
+  --ttl DURATION          the TTL whose drift allowance the skew is held
+                          against (default 30s)
+  --drift-factor F        as redlock.Config.DriftFactor (default 0.01)
+` + commonUsage + `
+Exit status: 0 when every master answers and meets every condition; 1 when
+any master breaks one or does not answer; 69 when fewer than a quorum
+answer; 64 for bad usage or a bad node list.
+
+Example:
+  redlock doctor --nodes redis-a:6379,redis-b:6379,redis-c:6379
+`
+
+// doctorReport is what "doctor --json" prints.
+type doctorReport struct {
+	Quorum           int            `json:"quorum"`
+	Answering        int            `json:"answering"`
+	DriftAllowanceMs float64        `json:"drift_allowance_ms"`
+	OK               bool           `json:"ok"`
+	Masters          []masterHealth `json:"masters"`
+}
+
+// masterHealth is one master's findings. Unknown settings are "unknown".
+type masterHealth struct {
+	Addr            string  `json:"addr"`
+	Answers         bool    `json:"answers"`
+	Error           string  `json:"error,omitempty"`
+	RoundTripMs     float64 `json:"round_trip_ms"`
+	Version         string  `json:"version"`
+	Role            string  `json:"role"`               // "master", "slave" or "unknown"
+	Replicas        int     `json:"connected_replicas"` // -1: unknown
+	AppendOnly      string  `json:"appendonly"`
+	AppendFsync     string  `json:"appendfsync"`
+	MaxmemoryPolicy string  `json:"maxmemory_policy"`
+	SkewMs          float64 `json:"clock_skew_ms"` // server clock minus local clock
+	// Problems are the broken conditions, each with a stable check name:
+	// "unreachable", "persistence", "eviction", "replication", "clock".
+	Problems []finding `json:"problems"`
+	// Unknown are the checks that could not be made.
+	Unknown []finding `json:"unknown"`
+}
+
+type finding struct {
+	Check  string `json:"check"`
+	Detail string `json:"detail"`
+}
+
+const unknown = "unknown"
+
+func cmdDoctor(args []string, e env) int {
+	fs, c := newFlags("doctor", 2*time.Second)
+	ttl := duration(30 * time.Second)
+	driftFactor := redlock.DefaultDriftFactor
+	fs.Var(&ttl, "ttl", "")
+	fs.Float64Var(&driftFactor, "drift-factor", driftFactor, "")
+	pos, tail, err := parseArgs(fs, args, 0)
+	if code, ok := handleParse(e, "doctor", doctorUsage, err); !ok {
+		return code
+	}
+	if len(pos)+len(tail) > 0 {
+		return e.usageError("doctor", fmt.Errorf("unexpected argument %q", append(pos, tail...)[0]))
+	}
+	if driftFactor < 0 || driftFactor >= 1 {
+		return e.usageError("doctor", fmt.Errorf("drift factor %v outside [0, 1)", driftFactor))
+	}
+	cfgs, err := nodeList(c.nodes, e)
+	if err != nil {
+		return e.failf(exitUsage, "doctor: %v", err)
+	}
+	ms := connect(cfgs)
+	defer ms.Close()
+	allowance := clock.Drift(time.Duration(ttl), driftFactor)
+	rep := doctorReport{Quorum: ms.quorum(), DriftAllowanceMs: ms2(allowance), Masters: make([]masterHealth, len(ms))}
+	ms.each(context.Background(), time.Duration(c.nodeTimeout), func(ctx context.Context, i int, n *pool.Node) {
+		rep.Masters[i] = examine(ctx, n, allowance)
+	})
+	rep.OK = true
+	for _, m := range rep.Masters {
+		if m.Answers {
+			rep.Answering++
+		}
+		rep.OK = rep.OK && len(m.Problems) == 0
+	}
+	if c.json {
+		writeJSON(e.stdout, rep)
+	} else {
+		printDoctor(e, rep)
+	}
+	switch {
+	case rep.Answering < rep.Quorum:
+		return e.failf(exitUnavailable, "doctor: only %d of %d masters answer, a quorum needs %d", rep.Answering, len(ms), rep.Quorum)
+	case !rep.OK:
+		return exitConflict
+	}
+	return exitOK
+}
+
+func ms2(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// examine asks one master everything doctor checks.
+func examine(ctx context.Context, n *pool.Node, allowance time.Duration) masterHealth {
+	m := masterHealth{Addr: n.Addr(), Version: unknown, Role: unknown, Replicas: -1,
+		AppendOnly: unknown, AppendFsync: unknown, MaxmemoryPolicy: unknown, Problems: []finding{}, Unknown: []finding{}}
+	problem := func(check, format string, args ...any) {
+		m.Problems = append(m.Problems, finding{check, fmt.Sprintf(format, args...)})
+	}
+	start := time.Now()
+	if _, err := n.Do(ctx, "PING"); err != nil {
+		m.Error = err.Error()
+		problem("unreachable", "does not answer: %v", err)
+		return m
+	}
+	m.Answers, m.RoundTripMs = true, ms2(time.Since(start))
+
+	info := map[string]string{}
+	if reply, err := n.Do(ctx, "INFO"); err == nil {
+		info = parseInfo(reply)
+	} else {
+		m.Unknown = append(m.Unknown, finding{"info", fmt.Sprintf("INFO refused: %v", err)})
+	}
+	if v, ok := info["redis_version"]; ok {
+		m.Version = v
+	}
+	if v, ok := info["role"]; ok {
+		m.Role = v
+	}
+	if v, err := strconv.Atoi(info["connected_slaves"]); err == nil {
+		m.Replicas = v
+	}
+	m.AppendOnly = configGet(ctx, n, "appendonly", func() string {
+		return map[string]string{"1": "yes", "0": "no"}[info["aof_enabled"]]
+	})
+	m.AppendFsync = configGet(ctx, n, "appendfsync", func() string { return "" })
+	m.MaxmemoryPolicy = configGet(ctx, n, "maxmemory-policy", func() string { return info["maxmemory_policy"] })
+
+	switch {
+	case m.AppendOnly == "no":
+		problem("persistence", "AOF is off (appendonly no): after a restart it forgets the locks it granted and can grant them again; set appendonly yes and appendfsync always")
+	case m.AppendFsync != unknown && m.AppendFsync != "always":
+		problem("persistence", "appendfsync is %s, not always: a crash loses the last acknowledged lock writes; set appendfsync always", m.AppendFsync)
+	}
+	if m.AppendOnly == unknown || (m.AppendOnly == "yes" && m.AppendFsync == unknown) {
+		m.Unknown = append(m.Unknown, finding{"persistence", "could not read appendonly/appendfsync (CONFIG GET refused or renamed)"})
+	}
+	switch m.MaxmemoryPolicy {
+	case unknown:
+		m.Unknown = append(m.Unknown, finding{"eviction", "could not read maxmemory-policy"})
+	case "noeviction":
+	default:
+		problem("eviction", "maxmemory-policy is %s: under memory pressure it may evict lock keys (they all have a TTL) and let a second holder in; set noeviction", m.MaxmemoryPolicy)
+	}
+	switch {
+	case m.Role == unknown:
+		m.Unknown = append(m.Unknown, finding{"replication", "could not read the replication role"})
+	case m.Role != "master":
+		problem("replication", "is a replica (role %s): Redlock needs independent masters", m.Role)
+	case m.Replicas > 0:
+		problem("replication", "has %d replica(s): a failover to an asynchronously replicated replica can lose a granted lock", m.Replicas)
+	}
+	if skew, err := clockSkew(ctx, n); err != nil {
+		m.Unknown = append(m.Unknown, finding{"clock", fmt.Sprintf("TIME failed: %v", err)})
+	} else {
+		m.SkewMs = ms2(skew)
+		if skew > allowance || -skew > allowance {
+			problem("clock", "its clock is %v off the local clock, beyond the drift allowance %v", skew.Round(time.Millisecond), allowance)
+		}
+	}
+	return m
+}
+
+// configGet reads one CONFIG setting; when CONFIG is refused (renamed or
+// disabled) it falls back to fallback (from INFO), and to "unknown".
+func configGet(ctx context.Context, n *pool.Node, name string, fallback func() string) string {
+	reply, err := n.Do(ctx, "CONFIG", "GET", name)
+	if err == nil {
+		if kv, ok := reply.([]any); ok && len(kv) == 2 {
+			if v, ok := kv[1].([]byte); ok {
+				return string(v)
+			}
+		}
+	}
+	if v := fallback(); v != "" {
+		return v
+	}
+	return unknown
+}
+
+// parseInfo reads INFO's "name:value" lines.
+func parseInfo(reply any) map[string]string {
+	b, _ := reply.([]byte)
+	out := map[string]string{}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && !strings.HasPrefix(k, "#") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// clockSkew is the master's clock (TIME) minus the local clock at the
+// middle of the round trip.
+func clockSkew(ctx context.Context, n *pool.Node) (time.Duration, error) {
+	before := time.Now()
+	reply, err := n.Do(ctx, "TIME")
+	after := time.Now()
+	if err != nil {
+		return 0, err
+	}
+	parts, ok := reply.([]any)
+	if !ok || len(parts) != 2 {
+		return 0, errors.New("unexpected TIME reply")
+	}
+	sec, err1 := strconv.ParseInt(string(asBytes(parts[0])), 10, 64)
+	usec, err2 := strconv.ParseInt(string(asBytes(parts[1])), 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, errors.New("unexpected TIME reply")
+	}
+	server := time.Unix(sec, usec*1000)
+	local := before.Add(after.Sub(before) / 2)
+	return server.Sub(local), nil
+}
+
+func asBytes(v any) []byte {
+	switch v := v.(type) {
+	case []byte:
+		return v
+	case string:
+		return []byte(v)
+	}
+	return nil
+}
+
+func printDoctor(e env, rep doctorReport) {
+	w := e.stdout
+	for _, m := range rep.Masters {
+		if !m.Answers {
+			fmt.Fprintf(w, "%s: DOES NOT ANSWER: %s\n", m.Addr, m.Error)
+			continue
+		}
+		replicas := unknown
+		if m.Replicas >= 0 {
+			replicas = strconv.Itoa(m.Replicas)
+		}
+		fmt.Fprintf(w, "%s: redis %s, round trip %.2fms, role %s, replicas %s, appendonly %s, appendfsync %s, maxmemory-policy %s, clock skew %+.1fms\n",
+			m.Addr, m.Version, m.RoundTripMs, m.Role, replicas, m.AppendOnly, m.AppendFsync, m.MaxmemoryPolicy, m.SkewMs)
+		for _, p := range m.Problems {
+			fmt.Fprintf(w, "  UNSAFE (%s): %s\n", p.Check, p.Detail)
+		}
+		for _, u := range m.Unknown {
+			fmt.Fprintf(w, "  unknown (%s): %s\n", u.Check, u.Detail)
+		}
+	}
+	if rep.OK {
+		fmt.Fprintf(w, "ok: every master meets Redlock's safety conditions (quorum %d of %d)\n", rep.Quorum, len(rep.Masters))
+	} else {
+		fmt.Fprintf(w, "NOT SAFE: see above (quorum %d of %d, %d answering)\n", rep.Quorum, len(rep.Masters), rep.Answering)
+	}
+}

@@ -1,0 +1,133 @@
+package main_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/internal/redisproc"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+type holderJSON struct {
+	Kind, Token string
+	Masters     []string
+	Quorum      bool
+}
+
+type inspectJSON struct {
+	Key     string
+	Quorum  int
+	Held    bool
+	Holders []holderJSON
+	Masters []struct {
+		Addr, Type string
+		Lock       *struct {
+			Token string
+			TTLMs int64 `json:"ttl_ms"`
+		}
+		Reentrant *struct {
+			Owners map[string]int64
+			TTLMs  int64 `json:"ttl_ms"`
+		}
+		Writer  *struct{ Token string }
+		Readers []struct {
+			Token string
+			TTLMs int64 `json:"ttl_ms"`
+		}
+		Fence *int64
+	}
+}
+
+func inspect(t *testing.T, c *cluster, key string) inspectJSON {
+	t.Helper()
+	r := redlockRun(t, c.nodes, "inspect", "--json", key)
+	if r.code != 0 {
+		t.Fatalf("inspect %s: status %d, stderr %q", key, r.code, r.stderr)
+	}
+	var rep inspectJSON
+	decode(t, r.stdout, &rep)
+	return rep
+}
+
+func TestInspect(t *testing.T) {
+	ctx := context.Background()
+	c := startCluster(t, 3, redisproc.Options{})
+	l := c.locker(t, redlock.Config{Fencing: true})
+
+	plain, err := l.Lock(ctx, "plain", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := inspect(t, c, "plain")
+	if !rep.Held || len(rep.Holders) != 1 || rep.Holders[0].Kind != "lock" || rep.Holders[0].Token != plain.Token() || !rep.Holders[0].Quorum || len(rep.Holders[0].Masters) != 3 {
+		t.Fatalf("plain lock: %+v", rep)
+	}
+	for _, m := range rep.Masters {
+		if m.Type != "string" || m.Lock == nil || m.Lock.Token != plain.Token() || m.Lock.TTLMs <= 0 || m.Lock.TTLMs > 10000 || m.Fence == nil || *m.Fence != 1 {
+			t.Fatalf("plain lock on %s: %+v", m.Addr, m)
+		}
+	}
+	if r := redlockRun(t, c.nodes, "inspect", "plain"); !strings.Contains(r.stdout, "lock "+plain.Token()+" on 3 of 3 masters (quorum)") {
+		t.Errorf("text output:\n%s", r.stdout)
+	}
+
+	for range 2 {
+		if _, err := l.Reentrant("re", "job-7").Lock(ctx, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep = inspect(t, c, "re")
+	if !rep.Held || len(rep.Holders) != 1 || rep.Holders[0].Kind != "reentrant" || rep.Holders[0].Token != "job-7" {
+		t.Fatalf("reentrant: %+v", rep)
+	}
+	for _, m := range rep.Masters {
+		if m.Type != "hash" || m.Reentrant == nil || m.Reentrant.Owners["job-7"] != 2 {
+			t.Fatalf("reentrant on %s: %+v", m.Addr, m)
+		}
+	}
+
+	rw := l.RWMutex("rw")
+	r1, err := rw.RLock(ctx, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := rw.RLock(ctx, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep = inspect(t, c, "rw")
+	if rep.Held || len(rep.Holders) != 2 {
+		t.Fatalf("two readers: %+v", rep)
+	}
+	for _, m := range rep.Masters {
+		if len(m.Readers) != 2 || m.Writer != nil || m.Type != "none" {
+			t.Fatalf("readers on %s: %+v", m.Addr, m)
+		}
+	}
+	r1.Unlock(ctx)
+	r2.Unlock(ctx)
+	w, err := rw.Lock(ctx, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep = inspect(t, c, "rw")
+	if !rep.Held || len(rep.Holders) != 1 || rep.Holders[0].Kind != "writer" || rep.Holders[0].Token != w.Token() {
+		t.Fatalf("writer: %+v", rep)
+	}
+
+	rep = inspect(t, c, "free")
+	if rep.Held || len(rep.Holders) != 0 {
+		t.Fatalf("free key: %+v", rep)
+	}
+}
+
+func TestInspectSeesAHolderWithoutQuorum(t *testing.T) {
+	c := startCluster(t, 3, redisproc.Options{})
+	c.do(t, 0, "SET", "k", "stale", "PX", 10000)
+	rep := inspect(t, c, "k")
+	if rep.Held || len(rep.Holders) != 1 || rep.Holders[0].Quorum || len(rep.Holders[0].Masters) != 1 {
+		t.Fatalf("a token on one master of three: %+v", rep)
+	}
+}

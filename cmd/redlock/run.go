@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+const runUsage = `usage: redlock run [flags] KEY -- COMMAND [ARG...]
+
+Run COMMAND while holding the lock KEY on a quorum of the masters, renewing
+it every third of its TTL. COMMAND gets REDLOCK_KEY, REDLOCK_TOKEN and, with
+--fence, REDLOCK_FENCE in its environment, and runs in a process group of
+its own. The lock is released when COMMAND ends, whatever its status.
+
+Flags:
+  -w, --timeout DURATION  give up waiting for the lock after DURATION (30s,
+                          500ms, or seconds as in flock: 10); default: wait
+  -n, --nonblock          one attempt only
+  -E, --conflict-exit-code N
+                          exit status when the lock is not acquired (default 1)
+  --ttl DURATION          the lock's TTL, renewed every third of it (default 30s)
+  --fence                 take a fencing token and pass it as REDLOCK_FENCE
+  --kill-after DURATION   SIGKILL this long after the SIGTERM of a lost lock
+                          (default 10s)
+` + commonUsage + `
+Exit status: COMMAND's own when it ended with the lock held throughout
+(128+N when signal N ended it); -E's (default 1) when the lock was not
+acquired, and COMMAND did not run; 75 when the lock was lost while COMMAND
+ran: its process group got SIGTERM at once and SIGKILL after --kill-after;
+64 for bad usage or a bad node list; 69 when fewer than a quorum of masters
+answer; 126/127 when COMMAND cannot be run.
+SIGINT, SIGTERM, SIGHUP and SIGQUIT to redlock are forwarded to COMMAND's
+process group.
+
+Example (cron: one run at a time across all hosts, skip when busy):
+  */5 * * * * REDLOCK_NODES=r1:6379,r2:6379,r3:6379 redlock run -n -E 0 report -- /opt/report.sh
+`
+
+// forwarded are the signals that redlock passes on to the command.
+var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// runResult is what "run --json" prints on stderr (stdout is the
+// command's) when it ends.
+type runResult struct {
+	Key      string `json:"key"`
+	Acquired bool   `json:"acquired"`
+	Token    string `json:"token,omitempty"`
+	Fence    int64  `json:"fence,omitempty"`
+	// Outcome: "done" (the command ended, the lock held throughout),
+	// "conflict" (not acquired), "lost" (lost while the command ran),
+	// "interrupted" (a signal ended the wait), "error".
+	Outcome string `json:"outcome"`
+	// CommandStatus is the command's exit status (128+N for signal N),
+	// or null when it did not run or did not end normally.
+	CommandStatus *int   `json:"command_status"`
+	ExitCode      int    `json:"exit_code"`
+	Error         string `json:"error,omitempty"`
+}
+
+type runFlags struct {
+	wait      duration
+	nonblock  bool
+	conflict  int
+	ttl       duration
+	fence     bool
+	killAfter duration
+}
+
+func cmdRun(args []string, e env) int {
+	fs, c := newFlags("run", 0)
+	f := runFlags{conflict: exitConflict, ttl: duration(30 * time.Second), killAfter: duration(10 * time.Second)}
+	fs.Var(&f.wait, "w", "")
+	fs.Var(&f.wait, "timeout", "")
+	fs.BoolVar(&f.nonblock, "n", false, "")
+	fs.BoolVar(&f.nonblock, "nonblock", false, "")
+	fs.IntVar(&f.conflict, "E", exitConflict, "")
+	fs.IntVar(&f.conflict, "conflict-exit-code", exitConflict, "")
+	fs.Var(&f.ttl, "ttl", "")
+	fs.BoolVar(&f.fence, "fence", false, "")
+	fs.Var(&f.killAfter, "kill-after", "")
+	pos, command, err := parseArgs(fs, args, 1)
+	if code, ok := handleParse(e, "run", runUsage, err); !ok {
+		return code
+	}
+	waitSet := false
+	fs.Visit(func(fl *flag.Flag) { waitSet = waitSet || fl.Name == "w" || fl.Name == "timeout" })
+	switch {
+	case len(pos) == 0 || pos[0] == "":
+		return e.usageError("run", errors.New("no KEY"))
+	case len(command) == 0:
+		return e.usageError("run", errors.New("no COMMAND (write: redlock run KEY -- COMMAND [ARG...])"))
+	case f.conflict < 0 || f.conflict > 255:
+		return e.usageError("run", fmt.Errorf("conflict exit code %d outside 0..255", f.conflict))
+	case f.conflict == exitLost:
+		return e.usageError("run", fmt.Errorf("conflict exit code %d is the lost-lock status", exitLost))
+	}
+	if waitSet && f.wait == 0 {
+		f.nonblock = true
+	}
+
+	// Signals are caught from the start: one that arrives while waiting
+	// for the lock ends the wait, and the command never runs.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	defer signal.Stop(sigs)
+
+	ms, code, ok := setup(context.Background(), "run", c, e)
+	if !ok {
+		return code
+	}
+	defer ms.Close()
+	nodes := make([]redlock.Node, len(ms))
+	for i, n := range ms {
+		nodes[i] = n
+	}
+	locker, err := redlock.New(nodes, redlock.Config{
+		AutoRenew:   true,
+		Fencing:     f.fence,
+		NodeTimeout: time.Duration(c.nodeTimeout),
+	})
+	if err != nil {
+		return e.usageError("run", err)
+	}
+	key := pos[0]
+	res := runResult{Key: key}
+	lk, sig, err := acquire(locker, key, f, waitSet, sigs)
+	switch {
+	case sig != nil:
+		if lk != nil {
+			unlock(c, ms, lk)
+		}
+		res.Outcome, res.ExitCode = "interrupted", 128+int(sig.(syscall.Signal))
+		return finishRun(e, c, res, fmt.Sprintf("run: %v while waiting for %q", sig, key))
+	case errors.Is(err, redlock.ErrInvalid):
+		res.Outcome, res.ExitCode = "error", exitUsage
+		return finishRun(e, c, res, "run: "+err.Error())
+	case err != nil:
+		var qe *redlock.QuorumError
+		if errors.As(err, &qe) && qe.Failed > qe.Nodes-qe.Quorum {
+			res.Outcome, res.ExitCode = "error", exitUnavailable
+			return finishRun(e, c, res, "run: "+err.Error())
+		}
+		// Held elsewhere: silent, as flock(1) is; the status says it.
+		res.Outcome, res.ExitCode, res.Error = "conflict", f.conflict, err.Error()
+		return finishRun(e, c, res, "")
+	}
+	res.Acquired, res.Token, res.Fence = true, lk.Token(), lk.Fence()
+	return supervise(e, c, ms, lk, command, f, sigs, res)
+}
+
+// acquire takes the lock as the flags say. A signal from sigs cancels the
+// wait; it is returned (and the lock, if it was taken meanwhile, for the
+// caller to release).
+func acquire(locker *redlock.Locker, key string, f runFlags, waitSet bool, sigs <-chan os.Signal) (*redlock.Lock, os.Signal, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if waitSet && !f.nonblock {
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(f.wait))
+		defer cancel()
+	}
+	got := make(chan os.Signal, 1)
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case s := <-sigs:
+			got <- s
+			cancel()
+		case <-stop:
+		}
+	}()
+	var lk *redlock.Lock
+	var err error
+	if f.nonblock {
+		lk, err = locker.TryLock(ctx, key, time.Duration(f.ttl))
+	} else {
+		lk, err = locker.Lock(ctx, key, time.Duration(f.ttl))
+	}
+	close(stop)
+	<-watched
+	select {
+	case s := <-got:
+		return lk, s, err
+	default:
+		return lk, nil, err
+	}
+}
+
+// finishRun prints msg (if any) or, with --json, the result, and returns
+// the exit status.
+func finishRun(e env, c *common, res runResult, msg string) int {
+	if msg != "" && res.Error == "" {
+		res.Error = msg
+	}
+	if c.json {
+		writeJSON(e.stderr, res)
+	} else if msg != "" {
+		e.failf(res.ExitCode, "%s", msg)
+	}
+	return res.ExitCode
+}
+
+// supervise runs the command under lk and returns redlock's exit status.
+func supervise(e env, c *common, ms masters, lk *redlock.Lock, command []string, f runFlags, sigs <-chan os.Signal, res runResult) int {
+	key := lk.Key()
+	extra := []string{"REDLOCK_KEY=" + key, "REDLOCK_TOKEN=" + lk.Token()}
+	if f.fence {
+		extra = append(extra, "REDLOCK_FENCE="+strconv.FormatInt(lk.Fence(), 10))
+	}
+	ch, err := startChild(e, command, extra)
+	if err != nil {
+		unlock(c, ms, lk)
+		res.Outcome, res.ExitCode = "error", exitCannotExec
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			res.ExitCode = exitNotFound
+		}
+		return finishRun(e, c, res, fmt.Sprintf("run: %v", err))
+	}
+	done := lk.Done()
+	var killTimer *time.Timer
+	var werr error
+wait:
+	for {
+		select {
+		case werr = <-ch.exited:
+			break wait
+		case s := <-sigs:
+			ch.signal(s.(syscall.Signal))
+		case <-done:
+			done = nil
+			if !errors.Is(lk.Err(), redlock.ErrLockLost) {
+				continue
+			}
+			ch.signal(syscall.SIGTERM)
+			killTimer = time.AfterFunc(time.Duration(f.killAfter), func() { ch.signal(syscall.SIGKILL) })
+		}
+	}
+	if killTimer != nil {
+		killTimer.Stop()
+	}
+	lockErr := lk.Err() // nil: held until the command ended
+	unlock(c, ms, lk)
+	status, ok := exitStatus(werr)
+	if ok {
+		res.CommandStatus = &status
+	}
+	if errors.Is(lockErr, redlock.ErrLockLost) {
+		res.Outcome, res.ExitCode = "lost", exitLost
+		return finishRun(e, c, res, fmt.Sprintf("run: lost the lock %q while the command ran (%v); the command was stopped", key, lockErr))
+	}
+	if !ok {
+		res.Outcome, res.ExitCode = "error", exitSoftware
+		return finishRun(e, c, res, fmt.Sprintf("run: waiting for the command: %v", werr))
+	}
+	res.Outcome, res.ExitCode = "done", status
+	return finishRun(e, c, res, "")
+}
+
+// unlock releases lk. Unlock may return at a quorum; before redlock exits,
+// every master must have got its compare-and-delete, or a slow one would
+// keep the key until its TTL: so it is sent once more to every master,
+// waiting for each (the same token, so it removes nothing else).
+func unlock(c *common, ms masters, lk *redlock.Lock) {
+	lk.Unlock(context.Background())
+	release(context.Background(), ms, max(time.Duration(c.nodeTimeout), time.Second), lk.Key(), lk.Token())
+}
