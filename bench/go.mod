@@ -1,8 +1,10 @@
 module github.com/quorumlock/quorumlock/bench
 
-go 1.25.0
+go 1.26.0
 
 replace github.com/quorumlock/quorumlock => ../
+
+replace github.com/quorumlock/quorumlock/adapters/goredis => ../adapters/goredis
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
@@ -10,7 +12,8 @@ require (
 	github.com/go-redsync/redsync/v4 v4.17.0
 	github.com/gomodule/redigo v1.9.3
 	github.com/quorumlock/quorumlock v0.0.0-00010101000000-000000000000
-	github.com/redis/go-redis/v9 v9.21.0
+	github.com/quorumlock/quorumlock/adapters/goredis v0.0.0-00010101000000-000000000000
+	github.com/redis/go-redis/v9 v9.23.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -18,5 +21,6 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/hashicorp/errwrap v1.0.0 // indirect
 	github.com/hashicorp/go-multierror v1.1.1 // indirect
-	go.uber.org/atomic v1.11.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 )

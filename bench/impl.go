@@ -178,11 +178,12 @@ func Impls() []Impl {
 	}
 	impls = append(impls, Impl{
 		Name: Pipelined, Scenarios: Latency | Throughput | Degraded, New: newPipelined,
-		Config: "not a library: a prototype of the proposed pool/quorum change, to measure it. The raw limit's commands, " +
+		Config: "not a library: the prototype of pool's default auto-pipelined connection, kept as a floor. The raw limit's commands, " +
 			"but one connection per node shared by all callers, concurrent commands coalesced into one write " +
 			"(flat combining), replies matched in order by one reader goroutine per node, the fan-out decided at " +
 			"the quorum or after 50ms, a node with 4096 unanswered commands failed without sending",
 	})
+	impls = append(impls, clientImpls()...)
 	for i := range impls {
 		newFn := impls[i].New
 		impls[i].New = func(addrs []string, s Settings) (Locker, error) { return newFn(addrs, s.withDefaults()) }

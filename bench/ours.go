@@ -70,22 +70,6 @@ type errMutex struct{ err error }
 func (m errMutex) Lock(context.Context) error   { return m.err }
 func (m errMutex) Unlock(context.Context) error { return m.err }
 
-// pollingNode hides pool.Node's Subscribe from redlock, so that a waiting
-// Lock only polls (its jittered backoff) instead of being woken by release
-// notifications.
-type pollingNode struct{ n *pool.Node }
-
-func (p pollingNode) Addr() string { return p.n.Addr() }
-func (p pollingNode) Do(ctx context.Context, cmd string, args ...any) (any, error) {
-	return p.n.Do(ctx, cmd, args...)
-}
-func (p pollingNode) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
-	return p.n.Eval(ctx, hash, src, keys, args...)
-}
-func (p pollingNode) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error) {
-	return p.n.EvalPrepared(ctx, src, cmdArgs)
-}
-
 func ours(addrs []string, s Settings, pooled, polling bool) (Locker, error) {
 	o := &oursLocker{s: s}
 	nodes := make([]redlock.Node, len(addrs))
@@ -93,12 +77,10 @@ func ours(addrs []string, s Settings, pooled, polling bool) (Locker, error) {
 		n := pool.New(pool.Config{Addr: addr, MaxIdle: s.PoolSize, DialTimeout: s.DialTimeout, Pooled: pooled})
 		o.nodes = append(o.nodes, n)
 		nodes[i] = n
-		if polling {
-			nodes[i] = pollingNode{n}
-		}
 	}
 	l, err := redlock.New(nodes, redlock.Config{
-		OnNodeError: func(op, addr string, err error) { o.faults.Add(1) },
+		OnNodeError:          func(op, addr string, err error) { o.faults.Add(1) },
+		DisableWakeOnRelease: polling, // a waiting Lock only polls
 	})
 	if err != nil {
 		o.Close()

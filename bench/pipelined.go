@@ -11,9 +11,9 @@ import (
 	"github.com/gomodule/redigo/redis"
 )
 
-// The pipelined implementation is not a library: it is a prototype of the
-// change the benchmark proposes for pool/ and quorum/, kept here to measure
-// what that change is worth. Each node has one connection that every caller
+// The pipelined implementation is not a library: it is the prototype of the
+// auto-pipelined connection that pool/ now uses by default (pool/mux.go),
+// kept here as a floor to measure the library against. Each node has one connection that every caller
 // shares. A caller queues its command; whoever finds no write in progress
 // writes everything queued with one flush (flat combining), so concurrent
 // commands to a node cost one write system call; one reader goroutine per

@@ -78,7 +78,7 @@ type Node struct {
 	cfg    Config
 	dialer *dialer // connection set-up, see dial.go
 	pool   *redis.Pool
-	notify notifier // the pub/sub side, see notify.go
+	notify notifier // the pub/sub side, see pubsub.go
 	mux    *mux     // the pipelined side, nil with Config.Pooled; see mux.go
 
 	stallTimeout time.Duration

@@ -55,6 +55,15 @@ type Config struct {
 	// the others. It runs on the call's goroutine: keep it fast, and safe
 	// for concurrent use.
 	OnNodeError func(op, addr string, err error)
+	// Observer, if set, is told of every acquisition call, release,
+	// renewal, loss and failed call to a master (see Observer and
+	// SlogObserver). Nil means none. OnNodeError keeps working beside it.
+	Observer Observer
+
+	// DisableWakeOnRelease makes a waiting Lock poll only (its Retry
+	// backoff, and Unlocks through the same Locker): it never subscribes
+	// to release announcements, even through a Node that is a Subscriber.
+	DisableWakeOnRelease bool
 }
 
 // Defaults for zero Config fields.
@@ -144,6 +153,8 @@ type settings struct {
 	autoRenew     bool
 	renewFraction float64
 	onNodeError   func(op, addr string, err error)
+	observer      Observer // nil: none
+	noWake        bool
 }
 
 func (c Config) settings(n int) (settings, error) {
@@ -158,6 +169,8 @@ func (c Config) settings(n int) (settings, error) {
 		autoRenew:     c.AutoRenew,
 		renewFraction: c.RenewFraction,
 		onNodeError:   c.OnNodeError,
+		observer:      c.Observer,
+		noWake:        c.DisableWakeOnRelease,
 	}
 	if s.quorum == 0 {
 		s.quorum = n/2 + 1
@@ -187,6 +200,9 @@ func (c Config) settings(n int) (settings, error) {
 		s.retry = DefaultRetry
 	} else if isNil(s.retry) {
 		return s, invalid("retry strategy %T is a nil value", c.Retry)
+	}
+	if s.observer != nil && isNil(s.observer) {
+		return s, invalid("observer %T is a nil value", c.Observer)
 	}
 	if s.clock == nil {
 		s.clock = clock.Real

@@ -16,8 +16,9 @@
 // caller's cancellation cannot cut short. Every attempt uses a fresh random
 // token, so a late release of an earlier attempt never touches a later lock.
 //
-// A Locker is safe for concurrent use and holds no per-acquisition state; a
-// *Lock is one acquisition. A release on a master never overtakes that
+// A Locker is safe for concurrent use; a *Lock is one acquisition, and
+// holds all of that acquisition's state (the Locker shares only its
+// configuration and its per-key queues of waiting Lock calls). A release on a master never overtakes that
 // master's acquire call (Unlock and Extend wait for it, per master), so an
 // early Unlock cannot leave a key behind on a slow master.
 //
@@ -28,8 +29,21 @@
 // head makes attempts, and an Unlock through the Locker hands over at
 // once). Waiters in other processes are woken by release announcements:
 // every release script PUBLISHes on ReleaseChannel(key), and a waiting Lock
-// subscribes through nodes that can (*pool.Node); the jittered backoff
-// stays as the fallback.
+// subscribes through every Node that is a Subscriber (*pool.Node is); the
+// jittered backoff stays as the fallback. Config.DisableWakeOnRelease turns
+// the subscriptions off.
+//
+// # Optional Node abilities
+//
+// Subscriber and PreparedEvaler are abilities a Node may have beyond the
+// Node interface; a Locker detects them by type assertion. A Node that
+// wraps another must forward each one the wrapped Node has.
+//
+// # Observing
+//
+// Config.Observer is told of every acquisition call (key, kind, wait,
+// attempts, outcome), release (hold time), renewal, loss and failed call to
+// a master. SlogObserver logs them with log/slog.
 //
 // # Variants
 //

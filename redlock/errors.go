@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/quorumlock/quorumlock/quorum"
 )
 
 var (
@@ -35,7 +37,9 @@ type QuorumError struct {
 	// Late is set when a quorum granted, but only after the validity was
 	// used up.
 	Late bool
-	// Cause is the context's error when the context ended first.
+	// Cause is the context's error when the context ended first, or, for
+	// a fenced lock (Op "lock"), the error of writing the fencing token
+	// back to the granting quorum when that failed.
 	Cause error
 	// NodeErrors holds each failed master's error (a *multierror.Error of
 	// *quorum.NodeError, each naming the master's address), or nil.
@@ -80,7 +84,21 @@ const (
 	opLock   = "lock"
 	opExtend = "extend"
 	opUnlock = "unlock"
-	// opRelease is the release of a failed attempt, seen only by
-	// Config.OnNodeError.
+	// opRelease is the release of a failed attempt (or a writer's
+	// withdrawal), seen only by Config.OnNodeError and Observer.NodeError.
 	opRelease = "release"
 )
+
+// quorumError describes a failed round; res is nil when ctx had ended before
+// anything was sent.
+func (l *Locker) quorumError(op, key string, res *quorum.Result, cause error) *QuorumError {
+	if res == nil {
+		return &QuorumError{Op: op, Key: key, Nodes: len(l.nodes), Quorum: l.quorum, Pending: len(l.nodes), Cause: cause}
+	}
+	return &QuorumError{
+		Op: op, Key: key, Nodes: len(l.nodes), Quorum: l.quorum,
+		Granted: res.Yes, Refused: res.No, Failed: res.Failed, Pending: res.Pending(),
+		Cause:      cause,
+		NodeErrors: res.Err(func(i int) string { return l.nodes[i].Addr() }),
+	}
+}

@@ -42,7 +42,15 @@ import (
 // landed on some masters. Extends of one lock run one at a time: a second
 // one waits for the first, or for its ctx.
 func (lk *Lock) Extend(ctx context.Context, ttl time.Duration) error {
+	return lk.extend(ctx, ttl, false)
+}
+
+// extend is Extend, told to the Observer as the auto-renewal's when auto.
+func (lk *Lock) extend(ctx context.Context, ttl time.Duration, auto bool) (err error) {
 	l := lk.l
+	if o := l.observer; o != nil {
+		defer func() { o.Renew(RenewEvent{Key: lk.key, Kind: lk.v.kind, Auto: auto, Until: lk.Until(), Err: err}) }()
+	}
 	if err := l.checkCall(ctx, lk.key, ttl); err != nil {
 		return err
 	}

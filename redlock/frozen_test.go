@@ -38,7 +38,7 @@ func (f *inflight) Eval(ctx context.Context, hash, src string, keys []string, ar
 	return f.Node.Eval(ctx, hash, src, keys, args...)
 }
 
-// c, on real masters: with one of five SIGSTOPped, TryLock and Unlock
+// On real masters, with one of five SIGSTOPped, TryLock and Unlock
 // return while the frozen node's call is still in flight, that is, without
 // waiting for the node timeout.
 func TestFrozenNodeDoesNotDelay(t *testing.T) {
@@ -74,7 +74,7 @@ func TestFrozenNodeDoesNotDelay(t *testing.T) {
 	}
 }
 
-// j: lock/unlock cycles with a frozen node leave no goroutine behind once
+// Lock/unlock cycles with a frozen node leave no goroutine behind once
 // the node timeout has passed.
 func TestNoGoroutineLeakWithFrozenNode(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), processWaiter)

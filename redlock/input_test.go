@@ -12,7 +12,7 @@ import (
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
-// h: bad input gets a clear error matching ErrInvalid and sends nothing.
+// Bad input gets a clear error matching ErrInvalid and sends nothing.
 func TestBadInput(t *testing.T) {
 	_, nodes := cluster(t, 3)
 	sp := spies(nodes)

@@ -18,6 +18,7 @@ type Lock struct {
 	ttl        time.Duration
 	fence      int64
 	acks       *acks         // which masters' acquire calls have returned
+	granted    time.Time     // when the Locker returned it, on its clock
 	extending  chan struct{} // holds a token while an Extend runs: one at a time (see extend.go)
 
 	mu       sync.Mutex
@@ -32,7 +33,8 @@ type Lock struct {
 }
 
 func newLock(l *Locker, v *variant, key string, keys []string, token string, ttl time.Duration, fence int64, until time.Time, acks *acks) *Lock {
-	return &Lock{l: l, v: v, key: key, keys: keys, token: token, ttl: ttl, fence: fence, until: until, acks: acks, extending: make(chan struct{}, 1)}
+	return &Lock{l: l, v: v, key: key, keys: keys, token: token, ttl: ttl, fence: fence, until: until, acks: acks,
+		granted: l.clock.Now(), extending: make(chan struct{}, 1)}
 }
 
 // errUnlocked ends a lock that its holder released.
@@ -71,11 +73,15 @@ func (lk *Lock) Done() <-chan struct{} {
 // error matching ErrLockLost, or one matching context.Canceled after Unlock.
 func (lk *Lock) Err() error {
 	lk.mu.Lock()
-	defer lk.mu.Unlock()
+	var lost error
 	if lk.err == nil && !lk.l.clock.Now().Before(lk.until) {
-		lk.endLocked(lk.validityPassed())
+		lost = lk.validityPassed()
+		lk.endLocked(lost)
 	}
-	return lk.err
+	err := lk.err
+	lk.mu.Unlock()
+	lk.lost(lost)
+	return err
 }
 
 // Context returns a context derived from parent that is cancelled when the
@@ -124,15 +130,19 @@ func (lk *Lock) untilDelayLocked() time.Duration {
 // has passed, and re-arms the timer if an Extend moved Until meanwhile.
 func (lk *Lock) checkExpiry() {
 	lk.mu.Lock()
-	defer lk.mu.Unlock()
 	if lk.err != nil {
+		lk.mu.Unlock()
 		return
 	}
 	if d := lk.untilDelayLocked(); d > 0 {
 		lk.expiry.Reset(d)
+		lk.mu.Unlock()
 		return
 	}
-	lk.endLocked(lk.validityPassed())
+	lost := lk.validityPassed()
+	lk.endLocked(lost)
+	lk.mu.Unlock()
+	lk.lost(lost)
 }
 
 func (lk *Lock) validityPassed() error {
@@ -140,10 +150,11 @@ func (lk *Lock) validityPassed() error {
 }
 
 // endLocked records why the lock ended, closes done and stops the timer and
-// the renewal. The first reason wins.
-func (lk *Lock) endLocked(err error) {
+// the renewal. The first reason wins: it reports whether err was that.
+// Tell the Observer (lk.lost) after unlocking lk.mu.
+func (lk *Lock) endLocked(err error) bool {
 	if lk.err != nil {
-		return
+		return false
 	}
 	lk.err = err
 	if lk.done != nil {
@@ -159,6 +170,7 @@ func (lk *Lock) endLocked(err error) {
 		cancel(err)
 	}
 	lk.cancels = nil
+	return true
 }
 
 // Unlock releases the lock on every master with compare-and-delete, so a
@@ -169,15 +181,24 @@ func (lk *Lock) endLocked(err error) {
 // returned, whatever happens to ctx: an ended ctx only makes Unlock return
 // early, with an error that also matches ctx.Err(), while the deletes still
 // land. It may return once a quorum has answered.
-func (lk *Lock) Unlock(ctx context.Context) error {
+func (lk *Lock) Unlock(ctx context.Context) (err error) {
+	if o := lk.l.observer; o != nil {
+		held := lk.l.clock.Now().Sub(lk.granted)
+		defer func() { o.Release(ReleaseEvent{Key: lk.key, Kind: lk.v.kind, Held: held, Err: err}) }()
+	}
 	if ctx == nil {
 		return invalid("nil context")
 	}
 	lk.mu.Lock()
 	released := lk.released
 	lk.released = true
+	var lost error // the validity passed unnoticed: tell the Observer
+	if lk.l.observer != nil && lk.err == nil && !lk.l.clock.Now().Before(lk.until) {
+		lost = lk.validityPassed()
+	}
 	lk.endLocked(errUnlocked)
 	lk.mu.Unlock()
+	lk.lost(lost)
 	if released {
 		return fmt.Errorf("redlock: unlock %q: unlocked already: %w", lk.key, ErrLockLost)
 	}

@@ -14,7 +14,7 @@ import (
 
 var sizes = []int{1, 3, 5}
 
-// a: a held lock refuses a second client without touching the holder's
+// A held lock refuses a second client without touching the holder's
 // keys; unlock removes it everywhere; then the second client gets it.
 func TestLockExcludesAndUnlockReleases(t *testing.T) {
 	for _, n := range sizes {
@@ -58,7 +58,7 @@ func TestLockExcludesAndUnlockReleases(t *testing.T) {
 	}
 }
 
-// d: an attempt that only a minority grants releases its keys everywhere.
+// An attempt that only a minority grants releases its keys everywhere.
 func TestMinorityAttemptLeavesNoKeys(t *testing.T) {
 	for _, n := range []int{3, 5} {
 		t.Run(fmt.Sprintf("nodes=%d", n), func(t *testing.T) {
@@ -81,7 +81,7 @@ func TestMinorityAttemptLeavesNoKeys(t *testing.T) {
 	}
 }
 
-// e: cancelling Lock's context ends it with an error matching
+// Cancelling Lock's context ends it with an error matching
 // context.Canceled, and the attempts' keys are released even though a
 // node's SET was still in flight at the cancellation.
 func TestLockCancelled(t *testing.T) {
@@ -121,7 +121,7 @@ func TestLockCancelled(t *testing.T) {
 	}
 }
 
-// f: Extend never revives a lock whose validity passed, and moves Until
+// Extend never revives a lock whose validity passed, and moves Until
 // forward for a live one.
 func TestExtend(t *testing.T) {
 	for _, n := range sizes {
@@ -179,7 +179,7 @@ func TestExtend(t *testing.T) {
 	}
 }
 
-// g: Unlock after the lock expired and someone else took it reports the
+// Unlock after the lock expired and someone else took it reports the
 // loss and leaves the new holder's keys alone.
 func TestUnlockAfterExpiryKeepsNewHolder(t *testing.T) {
 	for _, n := range sizes {
@@ -206,7 +206,7 @@ func TestUnlockAfterExpiryKeepsNewHolder(t *testing.T) {
 	}
 }
 
-// i: error replies count as failures, never as grants.
+// Error replies count as failures, never as grants.
 func TestErrorRepliesAreFailures(t *testing.T) {
 	t.Run("WRONGTYPE", func(t *testing.T) {
 		_, nodes := cluster(t, 3)

@@ -37,6 +37,8 @@ func (l *Locker) Reentrant(key, owner string) *Reentrant {
 }
 
 var reentrant = &variant{
+	kind:          KindReentrant,
+	owned:         true,
 	keys:          func(key string) []string { return []string{key} },
 	acquire:       reentrantAcquireScript.acquire,
 	extend:        reentrantExtendScript,
@@ -48,6 +50,8 @@ var reentrant = &variant{
 // reentrantFenced is reentrant with fencing tokens: the acquire script
 // takes the counter as a second key (see reentrant_acquire.lua).
 var reentrantFenced = &variant{
+	kind:          KindReentrant,
+	owned:         true,
 	keys:          func(key string) []string { return []string{key, fenceKey(key)} },
 	acquire:       reentrantAcquireScript.acquire,
 	extend:        reentrantExtendScript,
@@ -66,16 +70,10 @@ func (r *Reentrant) variant() *variant {
 
 // TryLock makes one attempt to add a hold for ttl.
 func (r *Reentrant) TryLock(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	if r.owner == "" {
-		return nil, invalid("empty owner")
-	}
 	return r.l.acquire(ctx, r.variant(), r.key, r.owner, ttl, false)
 }
 
 // Lock adds a hold for ttl, waiting as Locker.Lock does until ctx ends.
 func (r *Reentrant) Lock(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	if r.owner == "" {
-		return nil, invalid("empty owner")
-	}
 	return r.l.acquire(ctx, r.variant(), r.key, r.owner, ttl, true)
 }

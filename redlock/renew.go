@@ -33,16 +33,20 @@ func (lk *Lock) renew(stop <-chan struct{}, every time.Duration) {
 			return
 		case <-timer.C:
 		}
-		err := lk.Extend(context.Background(), lk.ttl)
+		err := lk.extend(context.Background(), lk.ttl, true)
 		var qerr *QuorumError
 		switch {
 		case err == nil:
 			timer.Reset(every)
 		case errors.As(err, &qerr) && qerr.Refused > qerr.Nodes-qerr.Quorum:
 			// A quorum no longer holds our token: lost for good.
+			lost := fmt.Errorf("redlock: renew %q: %w", lk.key, err)
 			lk.mu.Lock()
-			lk.endLocked(fmt.Errorf("redlock: renew %q: %w", lk.key, err))
+			ended := lk.endLocked(lost)
 			lk.mu.Unlock()
+			if ended {
+				lk.lost(lost)
+			}
 			return
 		default:
 			// Too few answers: try again soon; the expiry timer ends

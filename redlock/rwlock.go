@@ -37,6 +37,7 @@ func rwKeys(key string) []string {
 }
 
 var reader = &variant{
+	kind:    KindRead,
 	keys:    rwKeys,
 	acquire: readAcquireScript.acquire,
 	extend:  readExtendScript,
@@ -57,6 +58,7 @@ func writer(id string, fencing bool) *variant {
 		keys = rwFencedKeys
 	}
 	return &variant{
+		kind:   KindWrite,
 		keys:   keys,
 		fenced: fencing,
 		acquire: func(keys []string, token string, ms int64) func(context.Context, Node) quorum.Vote {

@@ -42,13 +42,6 @@ func loadScript(name string) script {
 	return script{src: string(src), hash: hex.EncodeToString(sum[:])}
 }
 
-// preparedEvaler is implemented by nodes (*pool.Node) that take a ready
-// EVALSHA argument list: hash, number of keys, keys, arguments. A fan-out
-// builds it once for all nodes instead of once per node.
-type preparedEvaler interface {
-	EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error)
-}
-
 // call is one script invocation for a fan-out: its keys and arguments, and
 // the EVALSHA argument list built from them once.
 type call struct {
@@ -72,7 +65,7 @@ func (s script) with(keys []string, args ...any) *call {
 func (c *call) count(ctx context.Context, n Node) quorum.Vote {
 	var reply any
 	var err error
-	if p, ok := n.(preparedEvaler); ok {
+	if p, ok := n.(PreparedEvaler); ok {
 		reply, err = p.EvalPrepared(ctx, c.s.src, c.prepared)
 	} else {
 		reply, err = n.Eval(ctx, c.s.hash, c.s.src, c.keys, c.args...)

@@ -13,7 +13,7 @@ import (
 
 const ms = time.Millisecond
 
-// b: Until = start + ttl - elapsed - drift, on the bubble's fake clock.
+// Until is start + ttl - elapsed - drift, on the bubble's fake clock.
 func TestValidityFormula(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fakes := newFakes(3*ms, 7*ms, 11*ms, 13*ms, 40*ms)
@@ -47,7 +47,7 @@ func TestValidityFormula(t *testing.T) {
 	})
 }
 
-// b: a quorum that arrives after the validity is used up is a failure, and
+// A quorum that arrives after the validity is used up is a failure, and
 // its keys are released.
 func TestLateQuorumFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -67,7 +67,7 @@ func TestLateQuorumFails(t *testing.T) {
 	})
 }
 
-// c: with one of five nodes never answering, TryLock and Unlock return as
+// With one of five nodes never answering, TryLock and Unlock return as
 // soon as the quorum answered, not at the node timeout; with three of five
 // down, TryLock fails at once.
 func TestDecidesWithoutWaitingForTheSlowNode(t *testing.T) {

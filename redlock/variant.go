@@ -12,6 +12,11 @@ import (
 // how it is acquired, and its extend and release scripts. Every variant
 // shares the quorum, validity, retry, renewal and release-on-failure rules.
 type variant struct {
+	// kind names the variant to an Observer: KindLock, KindFenced,
+	// KindReentrant, KindRead or KindWrite.
+	kind string
+	// owned: the token is the caller's (a reentrant owner), never empty.
+	owned bool
 	// keys returns the Redis keys of the lock named key; keys[0] is the
 	// key whose presence means "held". All share one hash slot.
 	keys func(key string) []string
@@ -61,6 +66,7 @@ func (v *variant) releases(vote quorum.Vote) bool {
 }
 
 var plain = &variant{
+	kind: KindLock,
 	keys: func(key string) []string { return []string{key} },
 	acquire: func(keys []string, token string, ms int64) func(context.Context, Node) quorum.Vote {
 		args := []any{keys[0], token, "NX", "PX", ms}
@@ -88,6 +94,7 @@ func setVote(reply any, err error) quorum.Vote {
 }
 
 var fenced = &variant{
+	kind:    KindFenced,
 	keys:    func(key string) []string { return []string{key, fenceKey(key)} },
 	acquire: fenceAcquireScript.acquire,
 	extend:  extendScript,

@@ -6,42 +6,94 @@ import (
 	"time"
 )
 
-// notifier is implemented by nodes that can announce a lock's release to
-// waiters (*pool.Node does, over a shared pub/sub connection). ch receives
-// a non-blocking send for every message published on channel.
-type notifier interface {
-	Subscribe(ctx context.Context, channel string, ch chan<- struct{}) (unsubscribe func(), err error)
-}
+// waiting is one Lock call between its attempts. It is the one place where
+// a Lock call waits, for whichever of these comes first:
+//
+//   - its turn among this process's Lock calls for the key (the Locker's
+//     per-key queue, first come first served; see queue.go), which it
+//     joins after its first failed attempt, or at once when others here
+//     wait already;
+//   - a release announced by a master (wake on release) on the key's
+//     ReleaseChannel, through every Node that is a Subscriber; it
+//     subscribes after its first failed attempt as the head, and then
+//     tries once more at once, since a release before the subscription was
+//     not announced to it;
+//   - an Unlock of the key through the same Locker (the queue's kick);
+//   - the Config.Retry backoff, the fallback for announcements that got
+//     lost and for nodes that cannot announce.
+type waiting struct {
+	l    *Locker
+	key  string
+	fifo bool // take part in the Locker's per-key queue
 
-// waiter is a Lock call between attempts: it wakes on the retry backoff or
-// on a release announced by any master, whichever comes first. Polling stays
-// as the fallback for announcements that get lost.
-type waiter struct {
-	wake   chan struct{}   // nil: poll only
-	kick   <-chan struct{} // a release by this process (see queues)
+	turn   *ticket         // our place in key's queue; nil until joined
+	kick   <-chan struct{} // an Unlock of key by this process; nil until joined
+	tried  bool            // subscribing was tried (or is off)
+	wake   chan struct{}   // a release announced by a master; nil: none subscribed
 	unsubs []func()
 	timer  *time.Timer
 }
 
-// newWaiter subscribes to key's release channel on every master that can
-// announce it, each bounded by the node timeout. It returns nil when no
+// newWaiting returns the waiting of a Lock call for key; fifo puts it in the
+// Locker's per-key queue.
+func (l *Locker) newWaiting(key string, fifo bool) *waiting {
+	return &waiting{l: l, key: key, fifo: fifo, tried: l.noWake}
+}
+
+// start runs before the first attempt: when other Lock calls here wait for
+// the key already, it queues up behind them instead of barging ahead, and
+// returns at its turn or with ctx's error.
+func (w *waiting) start(ctx context.Context) error {
+	if !w.fifo || !w.l.queues.busy(w.key) {
+		return nil
+	}
+	w.join()
+	return w.turn.wait(ctx)
+}
+
+// next runs after failed attempt number attempt and reports whether to try
+// again: false once ctx has ended.
+func (w *waiting) next(ctx context.Context, attempt int) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	switch {
+	case w.fifo && w.turn == nil:
+		w.join()
+		return w.turn.wait(ctx) == nil // our turn: try at once
+	case !w.tried:
+		w.tried = true
+		if w.subscribe(ctx) {
+			return true // try once more at once
+		}
+	}
+	return w.sleep(ctx, w.l.retry.Backoff(attempt))
+}
+
+// join adds the call to the tail of key's queue.
+func (w *waiting) join() {
+	w.turn, w.kick = w.l.queues.join(w.key)
+}
+
+// subscribe subscribes to key's release channel on every master that can
+// announce it, each bounded by the node timeout. It reports whether any
 // master could be subscribed.
-func (l *Locker) newWaiter(ctx context.Context, key string) *waiter {
-	w := &waiter{wake: make(chan struct{}, 1)}
-	sctx, cancel := context.WithTimeout(ctx, l.nodeTimeout)
+func (w *waiting) subscribe(ctx context.Context) bool {
+	wake := make(chan struct{}, 1)
+	sctx, cancel := context.WithTimeout(ctx, w.l.nodeTimeout)
 	defer cancel()
 	var (
 		wg sync.WaitGroup
 		mu sync.Mutex
 	)
-	channel := ReleaseChannel(key)
-	for _, n := range l.nodes {
-		sub, ok := n.(notifier)
+	channel := ReleaseChannel(w.key)
+	for _, n := range w.l.nodes {
+		sub, ok := n.(Subscriber)
 		if !ok {
 			continue
 		}
 		wg.Go(func() {
-			unsub, err := sub.Subscribe(sctx, channel, w.wake)
+			unsub, err := sub.Subscribe(sctx, channel, wake)
 			if err != nil {
 				return
 			}
@@ -52,15 +104,19 @@ func (l *Locker) newWaiter(ctx context.Context, key string) *waiter {
 	}
 	wg.Wait()
 	if len(w.unsubs) == 0 {
-		return nil
+		return false
 	}
-	return w
+	w.wake = wake
+	return true
 }
 
-// wait blocks for d, or until a release is announced (or made by this
-// process), or until ctx ends;
-// it reports whether to try again (false when ctx ended).
-func (w *waiter) wait(ctx context.Context, d time.Duration) bool {
+// sleep blocks for d, or until a release is announced or made by this
+// process, or until ctx ends; it reports whether to try again (false when
+// ctx ended).
+func (w *waiting) sleep(ctx context.Context, d time.Duration) bool {
+	if ctx.Err() != nil {
+		return false
+	}
 	if w.timer == nil {
 		w.timer = time.NewTimer(d)
 	} else {
@@ -78,15 +134,16 @@ func (w *waiter) wait(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// close unsubscribes and stops the timer; it is a no-op on a nil waiter.
-func (w *waiter) close() {
-	if w == nil {
-		return
-	}
+// close unsubscribes, stops the timer and leaves key's queue, handing the
+// turn to the next call there.
+func (w *waiting) close() {
 	for _, unsub := range w.unsubs {
 		unsub()
 	}
 	if w.timer != nil {
 		w.timer.Stop()
+	}
+	if w.turn != nil {
+		w.l.queues.leave(w.key, w.turn)
 	}
 }

@@ -2,6 +2,7 @@ package redlock_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -139,5 +140,55 @@ func TestOnlyUnlockAnnounces(t *testing.T) {
 	case <-heard:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Unlock was not announced")
+	}
+}
+
+// With DisableWakeOnRelease a waiting Lock never subscribes: when it first
+// backs off, no master has a subscriber on the key's release channel; with
+// wake on release it has subscribed on every master by then.
+func TestDisableWakeOnRelease(t *testing.T) {
+	for _, disable := range []bool{false, true} {
+		t.Run(fmt.Sprintf("disable=%v", disable), func(t *testing.T) {
+			_, nodes := cluster(t, 3)
+			holder := newLocker(t, asNodes(nodes), redlock.Config{})
+			held, err := holder.TryLock(t.Context(), "k", time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer held.Unlock(context.Background())
+			backingOff := make(chan struct{}, 1)
+			l := newLocker(t, asNodes(nodes), redlock.Config{
+				DisableWakeOnRelease: disable,
+				Retry: redlock.RetryFunc(func(int) time.Duration {
+					select {
+					case backingOff <- struct{}{}:
+					default:
+					}
+					return time.Hour
+				}),
+			})
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			got := make(chan error, 1)
+			go func() {
+				_, err := l.Lock(ctx, "k", time.Minute)
+				got <- err
+			}()
+			<-backingOff
+			for _, node := range nodes {
+				reply, err := node.Do(t.Context(), "PUBSUB", "NUMSUB", redlock.ReleaseChannel("k"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				subscribed := reply.([]any)[1].(int64) > 0
+				if subscribed == disable {
+					t.Errorf("%s: subscribed = %v with DisableWakeOnRelease %v", node.Addr(), subscribed, disable)
+				}
+			}
+			cancel()
+			if err := <-got; !errors.Is(err, context.Canceled) {
+				t.Fatalf("Lock = %v, want context.Canceled", err)
+			}
+		})
 	}
 }

@@ -25,7 +25,7 @@ func Defects() []Defect {
 		{
 			Name:        "validity-ignores-elapsed",
 			Description: "a lock's validity is TTL - drift, not counting the time the attempt took",
-			Edits: []Edit{{File: "redlock/locker.go",
+			Edits: []Edit{{File: "redlock/attempt.go",
 				Anchor:  "validity := ttl - l.clock.Now().Sub(start) - clock.Drift(ttl, l.driftFactor)",
 				Replace: "validity := ttl - clock.Drift(ttl, l.driftFactor)"}},
 			Scenarios: []string{"paused-client"},
