@@ -6,6 +6,8 @@ replace github.com/quorumlock/quorumlock => ../
 
 replace github.com/quorumlock/quorumlock/adapters/goredis => ../adapters/goredis
 
+replace github.com/quorumlock/quorumlock/adapters/rueidis => ../adapters/rueidis
+
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/bsm/redislock v0.9.4
@@ -13,7 +15,10 @@ require (
 	github.com/gomodule/redigo v1.9.3
 	github.com/quorumlock/quorumlock v0.0.0-00010101000000-000000000000
 	github.com/quorumlock/quorumlock/adapters/goredis v0.0.0-00010101000000-000000000000
+	github.com/quorumlock/quorumlock/adapters/rueidis v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.79
+	github.com/redis/rueidis/rueidiscompat v1.0.79
 	go.uber.org/goleak v1.3.0
 )
 

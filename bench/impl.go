@@ -184,6 +184,7 @@ func Impls() []Impl {
 			"the quorum or after 50ms, a node with 4096 unanswered commands failed without sending",
 	})
 	impls = append(impls, clientImpls()...)
+	impls = append(impls, rueidisImpls()...)
 	for i := range impls {
 		newFn := impls[i].New
 		impls[i].New = func(addrs []string, s Settings) (Locker, error) { return newFn(addrs, s.withDefaults()) }

@@ -8,9 +8,13 @@ package redlock
 //
 //   - Extends of one Lock (the renewal's included) run one at a time, so
 //     that reply order cannot mix two of them up.
-//   - After an Extend with TTL t that started at s, whatever its outcome
-//     (success, refusal, failure, late quorum), Until <= s + t - elapsed -
-//     drift: a failed or late Extend lowers Until to that, never raises it.
+//   - From the moment an Extend with TTL t that starts at s is sent, Until
+//     <= s + t - drift (it may land at once), and after it, whatever its
+//     outcome (success, refusal, failure, late quorum), Until <= s + t -
+//     elapsed - drift: a failed or late Extend lowers Until, never raises
+//     it. So a holder that reads Until while a shorter Extend (a renewal
+//     beside a longer manual Extend) is in flight never sees more than the
+//     masters may enforce.
 //   - An Extend whose outcome on a master is not known (no reply came
 //     back) stays "unknown" there: it may still land. A later Extend counts
 //     a granting master as keeping the key only for min(its TTL, the TTL of
@@ -69,6 +73,11 @@ func (lk *Lock) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 	if ended == nil && start.Before(until) {
 		caps = lk.capsLocked()
 		lk.addUnknownLocked(ttl) // from here on, ours may land anywhere
+		// Once sent, ours may land at any moment and set the masters' TTL
+		// to ttl from then: whatever the outcome, the lock is guaranteed
+		// no longer than start + ttl - drift, from now on, not only once
+		// the Extend returns.
+		lk.lowerUntilLocked(start.Add(ttl - clock.Drift(ttl, l.driftFactor)))
 	}
 	lk.mu.Unlock()
 	if ended != nil {
@@ -133,9 +142,23 @@ func enforced(res *quorum.Result, caps []time.Duration, ttl time.Duration, need 
 func (lk *Lock) moveUntil(until time.Time, succeeded bool) {
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
-	if !succeeded && !until.Before(lk.until) {
+	if !succeeded {
+		lk.lowerUntilLocked(until)
 		return
 	}
+	lk.setUntilLocked(until)
+}
+
+// lowerUntilLocked moves Until to until if that is earlier.
+func (lk *Lock) lowerUntilLocked(until time.Time) {
+	if until.Before(lk.until) {
+		lk.setUntilLocked(until)
+	}
+}
+
+// setUntilLocked sets Until and re-arms the expiry timer; an Until in the
+// past ends the lock when the timer fires (at once).
+func (lk *Lock) setUntilLocked(until time.Time) {
 	lk.until = until
 	if lk.expiry != nil && lk.err == nil {
 		lk.expiry.Reset(lk.untilDelayLocked())

@@ -159,18 +159,14 @@ func holding(rs []reading) int {
 	return n
 }
 
-// InFlight bounds how long an Extend or a renewal already under way when
-// the masters were read may still take to return: its commands may have
-// landed before the read while the Locker has not yet moved Until.
-const InFlight = 2 * NodeTimeout
-
 // sample reads the masters' expiry of the target of hs[0] and records, for
 // every hold in hs (one owner's holds of one key), whether its Until lies
-// within it. Each Until is read before the reads and again InFlight after,
-// once whatever was under way returned, and the earlier one is used: a
-// renewal meanwhile raises both the masters' expiry and the later Until;
-// an Extend whose command already landed has by then moved Until. The
-// second reading happens in the background; Run waits for it.
+// within it. Each Until is read right before the masters are read and again
+// right after, and the earlier one is used. The library lowers Until the
+// moment it sends an Extend (which may land at once), so an Extend or a
+// renewal that landed before the read had lowered Until by the second
+// reading; one that starts after the read cannot have changed what the
+// masters answered, and the first reading predates it.
 func (e *Env) sample(ctx context.Context, hs ...*Held) {
 	if len(hs) == 0 {
 		return
@@ -182,19 +178,16 @@ func (e *Env) sample(ctx context.Context, hs ...*Held) {
 	sent := time.Now()
 	rs := e.direct.read(ctx, hs[0].target)
 	exp := quorumExpiry(rs, sent, e.quorum)
-	e.pending.Go(func() {
-		time.Sleep(InFlight)
-		for i, h := range hs {
-			until := before[i]
-			if u := h.Lock.Until(); u.Before(until) {
-				until = u
-			}
-			if !sent.Before(until) {
-				continue // the holder no longer believed it held the lock
-			}
-			e.History.Sample(h.ID, sent, until, exp)
+	for i, h := range hs {
+		until := before[i]
+		if u := h.Lock.Until(); u.Before(until) {
+			until = u
 		}
-	})
+		if !sent.Before(until) {
+			continue // the holder no longer believed it held the lock
+		}
+		e.History.Sample(h.ID, sent, until, exp)
+	}
 }
 
 // SettleWithin bounds how long a client waits, after a call returned, for

@@ -1,0 +1,178 @@
+package goredis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/redis/go-redis/v9"
+)
+
+// Node is one Redis master reached through a go-redis client. It implements
+// redlock.Node, redlock.Subscriber and redlock.PreparedEvaler. Its methods
+// are safe for concurrent use.
+type Node struct {
+	c    redis.UniversalClient
+	addr string
+	err  error // non-nil: the client cannot be a master; every call fails with it
+	subs subscriber
+}
+
+var (
+	_ redlock.Node           = (*Node)(nil)
+	_ redlock.Subscriber     = (*Node)(nil)
+	_ redlock.PreparedEvaler = (*Node)(nil)
+)
+
+// ErrRing is returned by every call of a Node made over a *redis.Ring: a
+// ring rehashes a key to another shard while its shard is down, so a second
+// holder could be granted a lock that the first shard still holds.
+var ErrRing = errors.New("goredis: a *redis.Ring cannot be a lock master (it moves keys between shards)")
+
+// New returns a Node over c. The caller keeps c, and closes it after
+// closing the Node; the Node only adds its own pub/sub connection, opened on
+// the first Subscribe.
+//
+// c may be a *redis.Client (one master, or a failover client that follows
+// Sentinel), or a *redis.ClusterClient (the whole cluster is one master).
+// Over a *redis.Ring every call fails with ErrRing. The Node's commands are
+// never retried by go-redis, whatever c's MaxRetries (see the package
+// documentation), so c need not be configured for the Node.
+//
+// Addr is c's address: Options().Addr for a *redis.Client, "cluster:" and
+// the seed addresses joined by commas for a *redis.ClusterClient. A failover
+// client (whose go-redis Options name no master) and any other
+// UniversalClient get their type and pointer, e.g. "FailoverClient@0xc000123456";
+// unique within a process, as a Locker requires.
+func New(c redis.UniversalClient) *Node {
+	n := &Node{c: c, addr: addrOf(c)}
+	if _, ok := c.(*redis.Ring); ok {
+		n.err = ErrRing
+	}
+	n.subs.n = n
+	return n
+}
+
+func addrOf(c redis.UniversalClient) string {
+	switch c := c.(type) {
+	case *redis.Client:
+		if a := c.Options().Addr; a != "FailoverClient" {
+			return a
+		}
+		return fmt.Sprintf("FailoverClient@%p", c)
+	case *redis.ClusterClient:
+		if addrs := c.Options().Addrs; len(addrs) > 0 {
+			return "cluster:" + strings.Join(addrs, ",")
+		}
+	}
+	return fmt.Sprintf("%T@%p", c, c)
+}
+
+// Addr returns the master's name (see New).
+func (n *Node) Addr() string { return n.addr }
+
+// Do sends one command, once, and returns its reply: nil for a nil reply
+// (go-redis's redis.Nil error becomes a nil reply and a nil error), a status
+// or bulk string as a string, an integer as int64, an array as []any, and a
+// Redis error reply as the go-redis error value (it matches redis.Error with
+// errors.As). It returns when ctx ends, with an error that matches
+// ctx.Err(). Commands that would change a shared connection's state are
+// go-redis's business: it runs each command on a pooled connection.
+func (n *Node) Do(ctx context.Context, cmd string, args ...any) (any, error) {
+	all := make([]any, 0, 1+len(args))
+	all = append(all, cmd)
+	return n.process(ctx, append(all, args...))
+}
+
+// Eval runs the Lua script src by its SHA1 hex digest hash (EVALSHA), and
+// sends its source (EVAL) only when the master answers NOSCRIPT: a command
+// that may have reached the master is never sent again. Replies as for Do.
+func (n *Node) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
+	cmdArgs := make([]any, 0, 2+len(keys)+len(args))
+	cmdArgs = append(cmdArgs, hash, len(keys))
+	for _, k := range keys {
+		cmdArgs = append(cmdArgs, k)
+	}
+	return n.EvalPrepared(ctx, src, append(cmdArgs, args...))
+}
+
+// EvalPrepared is Eval with the EVALSHA argument list built by the caller:
+// the script's SHA1 hex digest, the number of keys, the keys, then the
+// arguments. It only reads cmdArgs.
+func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error) {
+	all := make([]any, 0, 1+len(cmdArgs))
+	all = append(append(all, "evalsha"), cmdArgs...)
+	reply, err := n.process(ctx, all)
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		all[0] = "eval"
+		all[1] = src
+		reply, err = n.process(ctx, all)
+	}
+	return reply, err
+}
+
+// onceCmd is a go-redis command that go-redis never retries: its retry
+// loops (Client.MaxRetries, ClusterClient's retry on another node) all
+// consult Cmder.NoRetry. Redirections (MOVED, ASK, READONLY), which the
+// master answers without running the command, are still followed.
+type onceCmd struct{ *redis.Cmd }
+
+func (onceCmd) NoRetry() bool { return true }
+
+// process runs one command and converts its reply. The command runs on its
+// own goroutine under a context that keeps ctx's values but not its end, so
+// that connection set-up is bounded by the client's DialTimeout and not by
+// this call; the caller returns when ctx ends.
+func (n *Node) process(ctx context.Context, args []any) (any, error) {
+	if n.err != nil {
+		return nil, n.err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, n.wrap(ctx, err)
+	}
+	cmd := onceCmd{redis.NewCmd(ctx, args...)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = n.c.Process(context.WithoutCancel(ctx), cmd)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		select {
+		case <-done: // it finished too: keep its reply
+		default:
+			return nil, n.wrap(ctx, ctx.Err())
+		}
+	}
+	reply, err := cmd.Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return nil, nil
+	case err != nil:
+		return nil, n.wrap(ctx, err)
+	}
+	return reply, nil
+}
+
+// wrap keeps a Redis error reply as it is (it matches redis.Error) and
+// prefixes any other error with the node's address.
+func (n *Node) wrap(ctx context.Context, err error) error {
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		return err
+	}
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("goredis: %s: %w: %w", n.addr, cerr, err)
+	}
+	return fmt.Errorf("goredis: %s: %w", n.addr, err)
+}
+
+// Close ends the Node's pub/sub connection, if any, and waits for its
+// goroutines. It does not close the go-redis client, which the caller owns.
+func (n *Node) Close() error {
+	n.subs.close()
+	return nil
+}

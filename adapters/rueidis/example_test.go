@@ -1,0 +1,78 @@
+package rueidis_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	rueidisnode "github.com/quorumlock/quorumlock/adapters/rueidis"
+	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/redis/rueidis"
+)
+
+// Two services take turns holding a lock over three independent Redis
+// masters, each through its own rueidis clients. The second waits while
+// the first holds the lock and is woken by the first's release (pub/sub),
+// not by its retry backoff.
+func Example_threeMasters() {
+	ctx := context.Background()
+	first, closeFirst := newLocker(masters)
+	defer closeFirst()
+	second, closeSecond := newLocker(masters)
+	defer closeSecond()
+
+	lock, err := first.Lock(ctx, "nightly-report", 10*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("first service holds the lock")
+
+	got := make(chan *redlock.Lock)
+	go func() {
+		lock, err := second.Lock(ctx, "nightly-report", 10*time.Second) // waits
+		if err != nil {
+			log.Fatal(err)
+		}
+		got <- lock
+	}()
+	if err := lock.Unlock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	lock = <-got
+	fmt.Println("second service holds the lock")
+	lock.Unlock(ctx)
+	// Output:
+	// first service holds the lock
+	// second service holds the lock
+}
+
+// newLocker returns a Locker over one rueidis client per master address,
+// and a function that closes them.
+func newLocker(addrs []string) (*redlock.Locker, func()) {
+	var (
+		nodes   []redlock.Node
+		closers []func()
+	)
+	for _, addr := range addrs {
+		c, err := rueidis.NewClient(rueidis.ClientOption{
+			InitAddress:  []string{addr},
+			DisableRetry: true, // and ConnLifetime 0: never resend a lock command
+		})
+		if err != nil {
+			log.Fatal(err)
+		}
+		node := rueidisnode.New(c)
+		nodes = append(nodes, node)
+		closers = append(closers, func() { node.Close() }, c.Close)
+	}
+	locker, err := redlock.New(nodes, redlock.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return locker, func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+}

@@ -1,0 +1,211 @@
+package rueidis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/redis/rueidis"
+)
+
+// Node is one Redis master reached through a rueidis client. It implements
+// redlock.Node, redlock.Subscriber and redlock.PreparedEvaler. Its methods
+// are safe for concurrent use.
+type Node struct {
+	c    rueidis.Client
+	addr string
+	subs subscriber
+}
+
+var (
+	_ redlock.Node           = (*Node)(nil)
+	_ redlock.Subscriber     = (*Node)(nil)
+	_ redlock.PreparedEvaler = (*Node)(nil)
+)
+
+// New returns a Node over c. The caller keeps c, and closes it after
+// closing the Node; the Node only adds its own pub/sub connection, taken
+// from c on the first Subscribe.
+//
+// c may reach one master (a standalone client, or a Sentinel client that
+// follows one), or a Redis Cluster (the whole cluster is one master; a
+// lock's keys share the {key} hash tag, so each script runs in one slot).
+//
+// c's options cannot be read back from a rueidis.Client, so New cannot
+// check them; two of them matter for safety (see the package
+// documentation). ClientOption.ConnLifetime must stay 0: when it retires a
+// connection whose master has not answered within a second, rueidis sends
+// the commands that were in flight on it again, which can run a lock
+// command twice on the master. ClientOption.DisableRetry
+// should be true: the Node's commands are never retried either way (rueidis
+// retries only read-only commands, and the Node marks none so), but it keeps
+// the rest of c's traffic from being resent too.
+//
+// Addr is the master's address for a standalone client, "cluster:" and the
+// cluster nodes known at New joined by commas for a cluster client, and
+// the client's type and pointer for any other client (a Sentinel client's
+// master moves), e.g. "*rueidis.sentinelClient@0xc000123456": unique within
+// a process, as a Locker requires.
+func New(c rueidis.Client) *Node {
+	n := &Node{c: c, addr: addrOf(c)}
+	n.subs.n = n
+	return n
+}
+
+func addrOf(c rueidis.Client) string {
+	switch c.Mode() {
+	case rueidis.ClientModeStandalone:
+		if nodes := c.Nodes(); len(nodes) == 1 {
+			for addr := range nodes {
+				return addr
+			}
+		}
+	case rueidis.ClientModeCluster:
+		if nodes := c.Nodes(); len(nodes) > 0 {
+			return "cluster:" + strings.Join(slices.Sorted(maps.Keys(nodes)), ",")
+		}
+	}
+	return fmt.Sprintf("%T@%p", c, c)
+}
+
+// Addr returns the master's name (see New).
+func (n *Node) Addr() string { return n.addr }
+
+// Do sends one command, once, and returns its reply: nil for a nil reply
+// (rueidis's Nil error becomes a nil reply and a nil error), a status or
+// bulk string as a string, an integer as int64, a double as float64, an
+// array as []any, and a Redis error reply as an error that matches
+// *rueidis.RedisError with errors.As (transport errors do not), whose
+// message is the master's (rueidis drops the "ERR " prefix of a generic
+// error reply; the Node keeps it). Arguments are
+// formatted as redigo does: strings and []byte as they are, numbers in
+// decimal, bool as 1 or 0, nil as "". It returns when ctx ends, with an
+// error that matches ctx.Err().
+//
+// Do does not know which arguments are keys: on a cluster client the
+// command goes to any node and follows its MOVED redirection, which the
+// master answers without running the command.
+func (n *Node) Do(ctx context.Context, cmd string, args ...any) (any, error) {
+	sargs := make([]string, 0, 1+len(args))
+	sargs = append(sargs, cmd)
+	sargs = appendArgs(sargs, args)
+	return n.process(ctx, func(b rueidis.Builder) rueidis.Completed {
+		return b.Arbitrary(sargs...).Build()
+	})
+}
+
+// Eval runs the Lua script src by its SHA1 hex digest hash (EVALSHA), and
+// sends its source (EVAL) only when the master answers NOSCRIPT: a command
+// that may have reached the master is never sent again. Replies as for Do.
+// On a cluster client the keys must share a hash slot; if they do not, Eval
+// returns an error without sending anything.
+func (n *Node) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
+	return n.eval(ctx, hash, src, keys, appendArgs(make([]string, 0, len(args)), args))
+}
+
+// EvalPrepared is Eval with the EVALSHA argument list built by the caller:
+// the script's SHA1 hex digest, the number of keys, the keys, then the
+// arguments. It only reads cmdArgs.
+func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error) {
+	if len(cmdArgs) < 2 {
+		return nil, fmt.Errorf("rueidis: %s: prepared EVALSHA with %d arguments, want the hash and the number of keys", n.addr, len(cmdArgs))
+	}
+	s := appendArgs(make([]string, 0, len(cmdArgs)), cmdArgs)
+	nkeys, err := strconv.Atoi(s[1])
+	if err != nil || nkeys < 0 || nkeys > len(s)-2 {
+		return nil, fmt.Errorf("rueidis: %s: prepared EVALSHA: bad number of keys %q", n.addr, s[1])
+	}
+	return n.eval(ctx, s[0], src, s[2:2+nkeys], s[2+nkeys:])
+}
+
+func (n *Node) eval(ctx context.Context, hash, src string, keys, args []string) (any, error) {
+	nkeys := strconv.Itoa(len(keys))
+	script := func(cmd, script string) func(rueidis.Builder) rueidis.Completed {
+		return func(b rueidis.Builder) rueidis.Completed {
+			return b.Arbitrary(cmd, script, nkeys).Keys(keys...).Args(args...).Build()
+		}
+	}
+	reply, err := n.process(ctx, script("EVALSHA", hash))
+	var rerr *rueidis.RedisError
+	if errors.As(err, &rerr) && rerr.IsNoScript() {
+		reply, err = n.process(ctx, script("EVAL", src))
+	}
+	return reply, err
+}
+
+// process builds one command and runs it, once, and converts its reply. The
+// command runs on its own goroutine under a context that keeps ctx's values
+// but not its end, so that connection set-up is bounded by the client's
+// Dialer.Timeout and the command by its ConnWriteTimeout, not by this call;
+// the caller returns when ctx ends.
+func (n *Node) process(ctx context.Context, build func(rueidis.Builder) rueidis.Completed) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, n.wrap(ctx, err)
+	}
+	cmd, err := buildCmd(n.c.B(), build)
+	if err != nil {
+		return nil, fmt.Errorf("rueidis: %s: %w", n.addr, err)
+	}
+	var (
+		reply any
+		rerr  error
+		done  = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		reply, rerr = n.c.Do(context.WithoutCancel(ctx), cmd).ToAny()
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		select {
+		case <-done: // it finished too: keep its reply
+		default:
+			return nil, n.wrap(ctx, ctx.Err())
+		}
+	}
+	switch {
+	case rueidis.IsRedisNil(rerr):
+		return nil, nil
+	case rerr != nil:
+		return nil, n.wrap(ctx, rerr)
+	}
+	return reply, nil
+}
+
+// buildCmd runs build, turning the panics of rueidis's command builder
+// (keys in different slots on a cluster client, an empty command, a
+// SUBSCRIBE) into errors: nothing was sent.
+func buildCmd(b rueidis.Builder, build func(rueidis.Builder) rueidis.Completed) (cmd rueidis.Completed, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("cannot build the command: %v", p)
+		}
+	}()
+	return build(b), nil
+}
+
+// wrap returns a Redis error reply with the master's message (it matches
+// *rueidis.RedisError) and prefixes any other error with the node's
+// address.
+func (n *Node) wrap(ctx context.Context, err error) error {
+	if rerr, ok := rueidis.IsRedisErr(err); ok {
+		return replyError{rerr}
+	}
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("rueidis: %s: %w: %w", n.addr, cerr, err)
+	}
+	return fmt.Errorf("rueidis: %s: %w", n.addr, err)
+}
+
+// Close ends the Node's pub/sub connection, if any, and waits for its
+// goroutine. It does not close the rueidis client, which the caller owns.
+func (n *Node) Close() error {
+	n.subs.close()
+	return nil
+}

@@ -1,0 +1,92 @@
+package redlock
+
+import "time"
+
+// Observer is told what a Locker does: every acquisition call, release,
+// renewal, loss and failed call to a master (Config.Observer). Its methods
+// run on the caller's goroutine or on a node call's: keep them fast and safe
+// for concurrent use. Embed NopObserver to implement only some of them.
+type Observer interface {
+	// Acquire follows every acquisition call (Lock, TryLock and their
+	// Reentrant and RWMutex forms, and the Lock of Locker.Do), success or
+	// not.
+	Acquire(AcquireEvent)
+	// Release follows every Unlock.
+	Release(ReleaseEvent)
+	// Renew follows every Extend, a manual one or the auto-renewal's.
+	Renew(RenewEvent)
+	// Lost is told when a held lock ends other than by Unlock: its
+	// validity passed, or a renewal found it gone.
+	Lost(LostEvent)
+	// NodeError is told of every failed call to a master: what
+	// Config.OnNodeError gets.
+	NodeError(NodeErrorEvent)
+}
+
+// Kinds of lock, as AcquireEvent.Kind and the other events name them.
+const (
+	KindLock      = "lock"      // Locker.Lock and TryLock without fencing
+	KindFenced    = "fenced"    // Locker.Lock and TryLock with Config.Fencing
+	KindReentrant = "reentrant" // Reentrant.Lock and TryLock
+	KindRead      = "read"      // RWMutex.RLock and TryRLock
+	KindWrite     = "write"     // RWMutex.Lock and TryLock
+)
+
+// AcquireEvent describes one acquisition call.
+type AcquireEvent struct {
+	Key      string
+	Kind     string        // "lock", "fenced", "reentrant", "read" or "write"
+	Wait     time.Duration // from the call until it returned
+	Attempts int           // rounds sent to the masters; 0 when none was
+	Err      error         // nil on success
+}
+
+// ReleaseEvent describes one Unlock.
+type ReleaseEvent struct {
+	Key  string
+	Kind string
+	Held time.Duration // from the grant to the Unlock call
+	Err  error         // Unlock's error
+}
+
+// RenewEvent describes one Extend.
+type RenewEvent struct {
+	Key   string
+	Kind  string
+	Auto  bool      // the auto-renewal's, not a manual Extend
+	Until time.Time // the lock's Until afterwards
+	Err   error     // Extend's error
+}
+
+// LostEvent describes a held lock that ended other than by Unlock.
+type LostEvent struct {
+	Key   string
+	Kind  string
+	Cause error // why; it matches ErrLockLost
+}
+
+// NodeErrorEvent describes one failed call to a master.
+type NodeErrorEvent struct {
+	Op   string // "lock", "extend", "unlock" or "release"
+	Addr string // the master's Node.Addr
+	Err  error
+}
+
+// NopObserver implements Observer with methods that do nothing. Embed it
+// in an Observer that needs only some of the events.
+type NopObserver struct{}
+
+// Acquire does nothing.
+func (NopObserver) Acquire(AcquireEvent) {}
+
+// Release does nothing.
+func (NopObserver) Release(ReleaseEvent) {}
+
+// Renew does nothing.
+func (NopObserver) Renew(RenewEvent) {}
+
+// Lost does nothing.
+func (NopObserver) Lost(LostEvent) {}
+
+// NodeError does nothing.
+func (NopObserver) NodeError(NodeErrorEvent) {}
