@@ -234,3 +234,53 @@ func TestSameTTLExtendsSurviveAFailingMaster(t *testing.T) {
 		}
 	}
 }
+
+// An Extend with a shorter TTL may land the moment it is sent, so Until
+// must be lowered then, not only when the Extend returns: a holder that
+// reads Until while a renewal with the lock's TTL runs beside a longer
+// manual Extend must never see more than the masters may enforce. The
+// masters are frozen so that the Extend stays in flight; Until is checked
+// while it is.
+func TestInFlightExtendLowersUntilAtOnce(t *testing.T) {
+	servers, nodes := cluster(t, 3)
+	l := newLocker(t, asNodes(nodes), redlock.Config{NodeTimeout: 5 * time.Second})
+	lk, err := l.Lock(t.Context(), "k", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range servers {
+		if err := s.Pause(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resumed := false
+	resume := func() {
+		if resumed {
+			return
+		}
+		resumed = true
+		for _, s := range servers {
+			if err := s.Resume(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer resume()
+	const short = 6 * time.Second
+	start := time.Now()
+	returned := make(chan error, 1)
+	go func() { returned <- lk.Extend(context.Background(), short) }()
+	await(t, "Until lowered to the in-flight Extend's TTL", func() bool {
+		return !lk.Until().After(start.Add(short))
+	})
+	select {
+	case err := <-returned:
+		t.Fatalf("Extend returned (%v) before Until was seen lowered: the masters were frozen", err)
+	default:
+	}
+	resume()
+	if err := <-returned; err != nil {
+		t.Fatalf("Extend after the masters resumed: %v", err)
+	}
+	checkUntilEnforced(t, lk, nodes, l.Quorum())
+}
