@@ -27,7 +27,11 @@ func ExampleNew() {
 
 // Wait up to five seconds for the lock, work until Until, then unlock.
 func ExampleLocker_Lock() {
-	var locker *redlock.Locker // from redlock.New
+	// In a real program: pool.New nodes for your masters, as in ExampleNew.
+	locker, err := redlock.New(exampleNodes(), redlock.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -35,119 +39,213 @@ func ExampleLocker_Lock() {
 	if err != nil {
 		log.Fatal(err) // errors.Is(err, context.DeadlineExceeded) when it waited in vain
 	}
-	defer lk.Unlock(context.Background())
+	fmt.Println("locked", lk.Key())
 
 	workCtx, stop := context.WithDeadline(ctx, lk.Until())
-	defer stop()
 	_ = workCtx // do the protected work with workCtx
+	stop()
+
+	if err := lk.Unlock(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("unlocked")
+	// Output:
+	// locked invoice:42
+	// unlocked
 }
 
 // One attempt; tell "someone else holds it" from "too few masters answered".
 func ExampleLocker_TryLock() {
-	var locker *redlock.Locker // from redlock.New
+	// In a real program: pool.New nodes for your masters, as in ExampleNew.
+	locker, err := redlock.New(exampleNodes(), redlock.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	other, err := locker.Lock(ctx, "report:daily", time.Minute) // another run holds it
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer other.Unlock(ctx)
 
-	lk, err := locker.TryLock(context.Background(), "report:daily", time.Minute)
+	lk, err := locker.TryLock(ctx, "report:daily", time.Minute)
 	var qerr *redlock.QuorumError
 	switch {
 	case err == nil:
-		defer lk.Unlock(context.Background())
+		fmt.Println("locked")
+		defer lk.Unlock(ctx)
 	case errors.As(err, &qerr) && qerr.Refused > 0:
-		fmt.Println("held elsewhere:", qerr.Refused, "masters refused")
+		fmt.Println("held elsewhere") // err matches redlock.ErrNotAcquired
 	default:
 		fmt.Println("masters unavailable:", err)
 	}
+	// Output: held elsewhere
 }
 
 // Extend before Until passes; once it has passed the lock cannot be saved.
 func ExampleLock_Extend() {
-	var lk *redlock.Lock // from Locker.Lock
-
-	if err := lk.Extend(context.Background(), 10*time.Second); errors.Is(err, redlock.ErrLockLost) {
-		fmt.Println("stop working: the lock is no longer guaranteed")
+	// In a real program: pool.New nodes for your masters, as in ExampleNew.
+	locker, err := redlock.New(exampleNodes(), redlock.Config{})
+	if err != nil {
+		log.Fatal(err)
 	}
+	ctx := context.Background()
+	lk, err := locker.Lock(ctx, "upload:9", 5*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lk.Unlock(ctx)
+
+	before := lk.Until()
+	err = lk.Extend(ctx, time.Minute)
+	switch {
+	case errors.Is(err, redlock.ErrLockLost):
+		fmt.Println("stop working: the lock is no longer guaranteed")
+	case err != nil:
+		log.Fatal(err)
+	default:
+		fmt.Println("extended, Until moved on:", lk.Until().After(before))
+	}
+	// Output: extended, Until moved on: true
 }
 
 // Run a job under the lock, renewed while it runs; ctx is cancelled the
 // moment the lock can no longer be guaranteed.
 func ExampleLocker_Do() {
-	var locker *redlock.Locker // from redlock.New
+	// In a real program: pool.New nodes for your masters, as in ExampleNew.
+	locker, err := redlock.New(exampleNodes(), redlock.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
 
-	err := locker.Do(context.Background(), "nightly-export", 30*time.Second, func(ctx context.Context) error {
-		for batch := 0; batch < 100; batch++ {
+	exported := 0
+	err = locker.Do(context.Background(), "nightly-export", 30*time.Second, func(ctx context.Context) error {
+		for batch := 0; batch < 3; batch++ {
 			if err := ctx.Err(); err != nil {
 				return context.Cause(ctx) // matches redlock.ErrLockLost if the lock was lost
 			}
-			// export one batch with ctx
+			exported++ // export one batch with ctx
 		}
 		return nil
 	})
 	if errors.Is(err, redlock.ErrLockLost) {
 		log.Print("the export may have overlapped another run")
+	} else if err != nil {
+		log.Fatal(err)
 	}
+	fmt.Println("exported", exported, "batches")
+	// Output: exported 3 batches
 }
 
 // A holder that watches Done stops as soon as the lock is not guaranteed.
+// This lock is not renewed (no Config.AutoRenew), so it ends at its Until.
 func ExampleLock_Done() {
-	var lk *redlock.Lock // from Locker.Lock, with Config.AutoRenew
+	// In a real program: pool.New nodes for your masters, as in ExampleNew.
+	locker, err := redlock.New(exampleNodes(), redlock.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	lk, err := locker.Lock(ctx, "session:3", 200*time.Millisecond)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lk.Unlock(ctx)
 
 	select {
 	case <-lk.Done():
-		log.Print("stop: ", lk.Err())
-	case <-time.After(time.Second):
-		// still held (and renewed)
+		fmt.Println("stop: lock lost", errors.Is(lk.Err(), redlock.ErrLockLost))
+	case <-time.After(time.Minute):
+		fmt.Println("still held")
 	}
+	// Output: stop: lock lost true
 }
 
 // Pass the fencing token to the resource, which refuses tokens lower than
 // the highest it has seen.
 func ExampleLock_Fence() {
-	var nodes []redlock.Node // five masters with AOF, appendfsync always
-	locker, err := redlock.New(nodes, redlock.Config{Fencing: true})
+	// In a real program: pool.New nodes for your masters, each with AOF and
+	// appendfsync always, as in ExampleNew.
+	locker, err := redlock.New(exampleNodes(), redlock.Config{Fencing: true})
 	if err != nil {
 		log.Fatal(err)
 	}
-	lk, err := locker.Lock(context.Background(), "ledger", 10*time.Second)
+	ctx := context.Background()
+	first, err := locker.Lock(ctx, "ledger", 10*time.Second)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer lk.Unlock(context.Background())
-	fmt.Printf("UPDATE ledger SET ..., fence = %d WHERE fence <= %d\n", lk.Fence(), lk.Fence())
+	first.Unlock(ctx)
+
+	next, err := locker.Lock(ctx, "ledger", 10*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer next.Unlock(ctx)
+	fmt.Printf("fence %d < fence %d\n", first.Fence(), next.Fence())
+	fmt.Printf("UPDATE ledger SET ..., fence = %d WHERE fence <= %d\n", next.Fence(), next.Fence())
+	// Output:
+	// fence 1 < fence 2
+	// UPDATE ledger SET ..., fence = 2 WHERE fence <= 2
 }
 
 // The same owner may take the lock again; each Unlock gives one hold back.
 func ExampleLocker_Reentrant() {
-	var locker *redlock.Locker // from redlock.New
-
+	// In a real program: pool.New nodes for your masters, as in ExampleNew.
+	locker, err := redlock.New(exampleNodes(), redlock.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
 	m := locker.Reentrant("account:7", "request-5f2a")
-	outer, err := m.Lock(context.Background(), 10*time.Second)
+	outer, err := m.Lock(ctx, 10*time.Second)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer outer.Unlock(context.Background())
+	defer outer.Unlock(ctx)
 
-	inner, err := m.TryLock(context.Background(), 10*time.Second) // same owner: granted
+	inner, err := m.TryLock(ctx, 10*time.Second) // same owner: granted
 	if err != nil {
 		log.Fatal(err)
 	}
-	inner.Unlock(context.Background()) // one hold left: still locked
+	inner.Unlock(ctx) // one hold left: still locked
+
+	if _, err := locker.Reentrant("account:7", "request-9c1d").TryLock(ctx, 10*time.Second); errors.Is(err, redlock.ErrNotAcquired) {
+		fmt.Println("inner unlock: still held by request-5f2a")
+	}
+	// Output: inner unlock: still held by request-5f2a
 }
 
 // Many readers or one writer; a waiting writer keeps new readers out.
 func ExampleLocker_RWMutex() {
-	var locker *redlock.Locker // from redlock.New
-
+	// In a real program: pool.New nodes for your masters, as in ExampleNew.
+	locker, err := redlock.New(exampleNodes(), redlock.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
 	rw := locker.RWMutex("catalog")
-	r, err := rw.RLock(context.Background(), 5*time.Second)
+	r1, err := rw.RLock(ctx, 5*time.Second)
 	if err != nil {
 		log.Fatal(err)
 	}
+	r2, err := rw.RLock(ctx, 5*time.Second) // readers share it
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("two readers at once")
 	// read the catalog
-	r.Unlock(context.Background())
+	r1.Unlock(ctx)
+	r2.Unlock(ctx)
 
-	w, err := rw.Lock(context.Background(), 5*time.Second)
+	w, err := rw.Lock(ctx, 5*time.Second) // waits for the readers to leave
 	if err != nil {
 		log.Fatal(err)
 	}
+	fmt.Println("then one writer")
 	// rewrite the catalog
-	w.Unlock(context.Background())
+	w.Unlock(ctx)
+	// Output:
+	// two readers at once
+	// then one writer
 }

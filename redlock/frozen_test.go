@@ -16,10 +16,6 @@ import (
 // processWaiter is the goroutine that reaps a redis-server test process.
 var processWaiter = goleak.IgnoreAnyFunction("github.com/quorumlock/quorumlock/internal/redisproc.(*Server).Start.func1")
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
-}
-
 // inflight wraps a node and tells whether a call is in progress on it.
 type inflight struct {
 	redlock.Node

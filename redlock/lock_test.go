@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,10 +94,9 @@ func TestLockCancelled(t *testing.T) {
 	}
 	sp := spies(nodes)
 	entered, proceed := make(chan struct{}), make(chan struct{})
-	first := true
+	var held atomic.Bool       // later attempts' SETs may run beside the first
 	sp[4].beforeSet = func() { // hold node 4's first SET back until after the cancel
-		if first {
-			first = false
+		if held.CompareAndSwap(false, true) {
 			close(entered)
 			<-proceed
 		}
