@@ -10,6 +10,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/adapters/goredis"
 	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/redlocktest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -31,7 +32,7 @@ func nodeOver(t *testing.T, c redis.UniversalClient) *goredis.Node {
 }
 
 func TestReplies(t *testing.T) {
-	n := newNode(t, startRedis(t))
+	n := newNode(t, redlocktest.NewMaster(t).Addr())
 	ctx := context.Background()
 	for _, tc := range []struct {
 		cmd  string
@@ -56,7 +57,7 @@ func TestReplies(t *testing.T) {
 }
 
 func TestEvalFallsBackOnNoScript(t *testing.T) {
-	addr := startRedis(t)
+	addr := redlocktest.NewMaster(t).Addr()
 	n := newNode(t, addr)
 	ctx := context.Background()
 	src := "return redis.call('INCR', KEYS[1]) + tonumber(ARGV[1])"
@@ -75,8 +76,8 @@ func TestEvalFallsBackOnNoScript(t *testing.T) {
 // A command whose reply is lost is not sent again, even by a client
 // configured to retry: the master has run it once.
 func TestNoResend(t *testing.T) {
-	addr := startRedis(t)
-	proxy := newReplyDropper(t, addr, "resend-probe")
+	addr := redlocktest.NewMaster(t).Addr()
+	proxy := redlocktest.NewReplyDropper(t, addr, "resend-probe")
 	n := nodeOver(t, redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: 5}))
 	ctx := context.Background()
 	if _, err := n.Do(ctx, "INCR", "resend-probe"); err == nil {
@@ -100,7 +101,7 @@ func TestNoResend(t *testing.T) {
 }
 
 func TestContextBoundsCall(t *testing.T) {
-	n := newNode(t, blackHole(t))
+	n := newNode(t, redlocktest.NewBlackHole(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if _, err := n.Do(ctx, "GET", "k"); !errors.Is(err, context.DeadlineExceeded) {
@@ -114,7 +115,7 @@ func TestContextBoundsCall(t *testing.T) {
 }
 
 func TestSubscribe(t *testing.T) {
-	addr := startRedis(t)
+	addr := redlocktest.NewMaster(t).Addr()
 	n := newNode(t, addr)
 	pub := newNode(t, addr)
 	ctx := context.Background()
@@ -163,51 +164,9 @@ func TestSubscribeEndsWithContext(t *testing.T) {
 	}
 }
 
-// Two Lockers over their own clients, as two processes: the waiting one can
-// only get the lock by being woken, since its backoff is an hour.
-func TestLockerWakeOnRelease(t *testing.T) {
-	addrs := []string{startRedis(t), startRedis(t), startRedis(t)}
-	hour := redlock.RetryFunc(func(int) time.Duration { return time.Hour })
-	locker := func() *redlock.Locker {
-		var nodes []redlock.Node
-		for _, a := range addrs {
-			nodes = append(nodes, newNode(t, a))
-		}
-		l, err := redlock.New(nodes, redlock.Config{Retry: hour})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	}
-	first, second := locker(), locker()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	lk, err := first.Lock(ctx, "job", 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := second.TryLock(ctx, "job", 10*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
-		t.Fatalf("TryLock of a held lock: %v, want ErrNotAcquired", err)
-	}
-	got := make(chan error, 1)
-	go func() {
-		lk2, err := second.Lock(ctx, "job", 10*time.Second)
-		if err == nil {
-			err = lk2.Unlock(ctx)
-		}
-		got <- err
-	}()
-	if err := lk.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-got; err != nil {
-		t.Fatalf("waiting Lock: %v (not woken by the release)", err)
-	}
-}
-
 // A whole Redis Cluster is one master: a lock's keys share a hash tag.
 func TestClusterClient(t *testing.T) {
-	addr := clusterOne(t)
+	addr := redlocktest.NewClusterMaster(t).Addr()
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}})
 	n := nodeOver(t, cc)
 	if want := "cluster:" + addr; n.Addr() != want {

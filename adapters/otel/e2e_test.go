@@ -9,6 +9,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/pool"
 	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/redlocktest"
 )
 
 // newLocker makes a Locker over three real masters that reports to obs,
@@ -17,7 +18,7 @@ func newLocker(t *testing.T, obs redlock.Observer, nodeTimeout time.Duration) *r
 	t.Helper()
 	nodes := make([]redlock.Node, 3)
 	for i := range nodes {
-		n := pool.New(pool.Config{Addr: startRedis(t)})
+		n := pool.New(pool.Config{Addr: redlocktest.NewMaster(t).Addr()})
 		t.Cleanup(func() { n.Close() })
 		nodes[i] = n
 	}

@@ -6,33 +6,30 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/quorumlock/quorumlock/redlocktest"
 )
 
-// masters are three redis-servers for the Examples, started by TestMain.
+// masters are the addresses of three redis-servers for the Examples,
+// started by TestMain.
 var masters []string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rueidis-example-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	var stops []func()
+	var started []*redlocktest.Master
 	for range 3 {
-		addr, stop, err := launchRedis(dir)
+		s, err := redlocktest.StartMaster()
 		if err != nil {
 			// The tests skip; the Examples fail, saying why.
 			fmt.Fprintln(os.Stderr, "rueidis: examples need redis-server:", err)
 			break
 		}
-		masters = append(masters, addr)
-		stops = append(stops, stop)
+		started = append(started, s)
+		masters = append(masters, s.Addr())
 	}
 	code := m.Run()
-	for _, stop := range stops {
-		stop()
+	for _, s := range started {
+		s.Close()
 	}
-	os.RemoveAll(dir)
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)

@@ -11,6 +11,7 @@ import (
 
 	rueidisnode "github.com/quorumlock/quorumlock/adapters/rueidis"
 	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/redlocktest"
 	"github.com/redis/rueidis"
 )
 
@@ -46,7 +47,7 @@ func nodeOver(t *testing.T, opt rueidis.ClientOption) *rueidisnode.Node {
 }
 
 func TestReplies(t *testing.T) {
-	n := newNode(t, startRedis(t))
+	n := newNode(t, redlocktest.NewMaster(t).Addr())
 	ctx := context.Background()
 	for _, tc := range []struct {
 		cmd  string
@@ -78,7 +79,7 @@ func TestReplies(t *testing.T) {
 }
 
 func TestEvalFallsBackOnNoScript(t *testing.T) {
-	n := newNode(t, startRedis(t))
+	n := newNode(t, redlocktest.NewMaster(t).Addr())
 	ctx := context.Background()
 	src := "return redis.call('INCR', KEYS[1]) + tonumber(ARGV[1])"
 	hash := "x" // wrong on purpose: the master answers NOSCRIPT
@@ -103,8 +104,8 @@ func TestEvalFallsBackOnNoScript(t *testing.T) {
 // A command whose reply is lost is not sent again, even by a client that
 // retries (DisableRetry false): the master has run it once.
 func TestNoResend(t *testing.T) {
-	addr := startRedis(t)
-	proxy := newReplyDropper(t, addr, "resend-probe")
+	addr := redlocktest.NewMaster(t).Addr()
+	proxy := redlocktest.NewReplyDropper(t, addr, "resend-probe")
 	opt := rueidis.ClientOption{InitAddress: []string{proxy.Addr()}, ForceSingleClient: true, DisableCache: true}
 	n := nodeOver(t, opt)
 	ctx := context.Background()
@@ -130,7 +131,7 @@ func TestNoResend(t *testing.T) {
 
 // A call returns when its context ends, not when the master answers.
 func TestContextBoundsCall(t *testing.T) {
-	n := newNode(t, startRedis(t, "--enable-debug-command", "yes"))
+	n := newNode(t, redlocktest.NewMaster(t, "--enable-debug-command", "yes").Addr())
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -149,7 +150,7 @@ func TestContextBoundsCall(t *testing.T) {
 }
 
 func TestSubscribe(t *testing.T) {
-	addr := startRedis(t)
+	addr := redlocktest.NewMaster(t).Addr()
 	n := newNode(t, addr)
 	pub := newNode(t, addr)
 	ctx := context.Background()
@@ -220,51 +221,9 @@ func TestSubscribeEndsWithContext(t *testing.T) {
 	}
 }
 
-// Two Lockers over their own clients, as two processes: the waiting one can
-// only get the lock by being woken, since its backoff is an hour.
-func TestLockerWakeOnRelease(t *testing.T) {
-	addrs := []string{startRedis(t), startRedis(t), startRedis(t)}
-	hour := redlock.RetryFunc(func(int) time.Duration { return time.Hour })
-	locker := func() *redlock.Locker {
-		var nodes []redlock.Node
-		for _, a := range addrs {
-			nodes = append(nodes, newNode(t, a))
-		}
-		l, err := redlock.New(nodes, redlock.Config{Retry: hour})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	}
-	first, second := locker(), locker()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	lk, err := first.Lock(ctx, "job", 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := second.TryLock(ctx, "job", 10*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
-		t.Fatalf("TryLock of a held lock: %v, want ErrNotAcquired", err)
-	}
-	got := make(chan error, 1)
-	go func() {
-		lk2, err := second.Lock(ctx, "job", 10*time.Second)
-		if err == nil {
-			err = lk2.Unlock(ctx)
-		}
-		got <- err
-	}()
-	if err := lk.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-got; err != nil {
-		t.Fatalf("waiting Lock: %v (not woken by the release)", err)
-	}
-}
-
 // A whole Redis Cluster is one master: a lock's keys share a hash tag.
 func TestClusterClient(t *testing.T) {
-	addr := clusterOne(t)
+	addr := redlocktest.NewClusterMaster(t).Addr()
 	n := nodeOver(t, options(addr))
 	if want := "cluster:" + addr; n.Addr() != want {
 		t.Errorf("Addr() = %q, want %q", n.Addr(), want)
@@ -298,7 +257,7 @@ func TestClusterClient(t *testing.T) {
 }
 
 func TestAddr(t *testing.T) {
-	addr := startRedis(t)
+	addr := redlocktest.NewMaster(t).Addr()
 	if got := newNode(t, addr).Addr(); got != addr {
 		t.Errorf("Addr() = %q, want %q", got, addr)
 	}
@@ -307,7 +266,7 @@ func TestAddr(t *testing.T) {
 // An error reply keeps the master's message, ERR prefix included, which
 // rueidis itself drops.
 func TestErrorReplyMessage(t *testing.T) {
-	n := newNode(t, startRedis(t))
+	n := newNode(t, redlocktest.NewMaster(t).Addr())
 	ctx := context.Background()
 	n.Do(ctx, "SET", "s", "v")
 	for _, tc := range []struct {

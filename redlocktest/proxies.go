@@ -1,0 +1,32 @@
+package redlocktest
+
+import (
+	"testing"
+
+	"github.com/quorumlock/quorumlock/redlocktest/internal/nodetest"
+)
+
+// ReplyDropper is a TCP proxy to a Redis server for testing the rule that
+// a command which may have reached a master is never sent again. It
+// forwards everything, except that once a command containing its marker
+// has gone to the server, it closes the client's connection when the
+// server's reply arrives instead of forwarding it: the command ran, the
+// client sees a broken connection. A Node that resends the command runs it
+// twice. TestNode uses it for its NoResend check.
+type ReplyDropper = nodetest.ReplyDropper
+
+// NewReplyDropper starts a ReplyDropper to target on a free loopback port,
+// dropping the reply to the first command that contains marker on each
+// connection; it stops when tb ends.
+func NewReplyDropper(tb testing.TB, target, marker string) *ReplyDropper {
+	tb.Helper()
+	return nodetest.NewReplyDropper(tb, target, marker)
+}
+
+// NewBlackHole returns the address of a listener that accepts connections
+// and never answers, as a frozen master does; everything closes when tb
+// ends.
+func NewBlackHole(tb testing.TB) string {
+	tb.Helper()
+	return nodetest.NewBlackHole(tb)
+}
