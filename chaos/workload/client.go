@@ -20,12 +20,17 @@ type Client struct {
 	plain, renew *redlock.Locker
 	env          *Env
 	owners       int // reentrant owners this client has been, for fresh owner ids
+	// uncertain counts Locker's acquire calls whose outcome on a master is
+	// unknown.
+	uncertain *uncertainty
 }
 
 func newClient(id int, e *Env, nodes []redlock.Node, cfg redlock.Config) (*Client, error) {
-	c := &Client{ID: id, env: e}
+	c := &Client{ID: id, env: e, uncertain: newUncertainty(cfg.Observer)}
+	fenced := cfg
+	fenced.Observer = c.uncertain
 	var err error
-	if c.Locker, err = redlock.New(nodes, cfg); err != nil {
+	if c.Locker, err = redlock.New(nodes, fenced); err != nil {
 		return nil, err
 	}
 	plain := cfg

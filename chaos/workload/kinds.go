@@ -137,14 +137,17 @@ func (s *step) plainLock(ctx context.Context, l *redlock.Locker, name string, tt
 
 // release unlocks h, with an ended context now and then, and checks that
 // the release leaves no quorum holding the lock.
-func (s *step) release(h *Held) {
+func (s *step) release(h *Held) { s.releaseWithin(h, SettleWithin) }
+
+// releaseWithin is release, giving the masters up to within to let go.
+func (s *step) releaseWithin(h *Held, within time.Duration) {
 	ctx, cancel := context.WithTimeout(s.bg, ReleaseTimeout)
 	defer cancel()
 	if s.chance(pEnded) {
 		ctx = ended
 	}
 	h.releaseWith(ctx)
-	s.c.settle(s.bg, h.name, h.target, fmt.Sprintf("unlock of lock %d", h.ID))
+	s.c.settleWithin(s.bg, h.name, h.target, fmt.Sprintf("unlock of lock %d", h.ID), within)
 }
 
 // work holds the lock for d, noting its Until and sampling the masters
@@ -256,6 +259,7 @@ func (s *step) reentrant(ctx context.Context) error {
 	t := target{mode: modeHash, key: key, member: owner}
 	ev := checker.Event{Key: name, Owner: owner}
 	outerTTL := 2 * s.cfg.TTL
+	uncertain := s.c.uncertain.mark()
 	lock := func(ttl time.Duration) (*Held, error) {
 		actx, cancel := s.acquireCtx(ctx)
 		defer cancel()
@@ -299,7 +303,14 @@ func (s *step) reentrant(ctx context.Context) error {
 	}
 	s.work(outer, s.between(0, s.cfg.TTL/2))
 	outer.Write()
-	s.release(outer)
+	within := SettleWithin
+	if s.c.uncertain.since(uncertain) {
+		// An acquire of this owner may have landed where its answer was
+		// lost: that count outlives the Unlocks, not the hash's TTL,
+		// which no hold set beyond outerTTL from now.
+		within += outerTTL
+	}
+	s.releaseWithin(outer, within)
 	return nil
 }
 

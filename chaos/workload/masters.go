@@ -127,10 +127,12 @@ func (m *masters) read(ctx context.Context, t target) []reading {
 // quorumExpiry is, from readings sent at sent, the latest time by which
 // fewer than quorum masters still hold the target: a master that holds it
 // holds it until at most its answer's arrival plus what it had left (plus
-// 1ms of PTTL rounding), one that does not hold it gave it up before sent,
-// and one that did not answer is assumed to hold it for ever (a paused
-// master's keys outlive the pause, and unknown must not read as a
-// violation).
+// 1ms of PTTL rounding); one that does not hold it gave it up before its
+// answer arrived (not before sent: a paused or slow master runs the read
+// late, possibly after the key's expiry, and a late "gone" says nothing of
+// the time before); one that did not answer is assumed to hold it for ever
+// (a paused master's keys outlive the pause, and unknown must not read as
+// a violation).
 func quorumExpiry(rs []reading, sent time.Time, quorum int) time.Time {
 	forever := sent.Add(24 * time.Hour)
 	ends := make([]time.Time, len(rs))
@@ -141,7 +143,7 @@ func quorumExpiry(rs []reading, sent time.Time, quorum int) time.Time {
 		case r.held:
 			ends[i] = r.at.Add(r.left + time.Millisecond)
 		default:
-			ends[i] = sent
+			ends[i] = r.at
 		}
 	}
 	slices.SortFunc(ends, func(a, b time.Time) int { return b.Compare(a) })
@@ -200,8 +202,13 @@ const SettleWithin = time.Second
 // SettleWithin, and records a Leftover if they still do. what names the
 // call for the report.
 func (c *Client) settle(ctx context.Context, name string, t target, what string) {
+	c.settleWithin(ctx, name, t, what, SettleWithin)
+}
+
+// settleWithin is settle, waiting up to within.
+func (c *Client) settleWithin(ctx context.Context, name string, t target, what string, within time.Duration) {
 	e := c.env
-	deadline := time.Now().Add(SettleWithin)
+	deadline := time.Now().Add(within)
 	for {
 		n := holding(e.direct.read(ctx, t))
 		if n < e.quorum {
@@ -210,7 +217,7 @@ func (c *Client) settle(ctx context.Context, name string, t target, what string)
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			if ctx.Err() == nil {
 				e.History.Left(c.ID, name, time.Now(), fmt.Sprintf("%s: %d masters still hold %s %s %v after it returned",
-					what, n, t.key, t.member, SettleWithin))
+					what, n, t.key, t.member, within))
 			}
 			return
 		}
