@@ -108,6 +108,7 @@ const (
 	OursPolling       = "quorumlock-polling"
 	OursApart         = "quorumlock-apart"
 	OursApartPolling  = "quorumlock-apart-polling"
+	OursFair          = "quorumlock-fair"
 	Redsync           = "redsync"
 	RedsyncFailFast   = "redsync-failfast"
 	RedsyncNoDeadline = "redsync-nodeadline"
@@ -148,6 +149,12 @@ func Impls() []Impl {
 			Name: OursApartPolling, Scenarios: Contention, New: newOursApart(true),
 			Config: "as quorumlock-apart, with release notifications off: waiters only poll (full-jitter backoff, 4ms doubling to 256ms); " +
 				"quorumlock-apart against this row is what wake on release is worth",
+		},
+		{
+			Name: OursFair, Scenarios: Contention, New: newOursFair,
+			Config: "Locker.Fair at the library's defaults, every contending client with a Locker and connections of its own " +
+				"as in quorumlock-apart: a waiter draws a ticket from a quorum and the masters grant only the earliest live ticket, " +
+				"woken by release notifications",
 		},
 		{
 			Name: Redsync, Scenarios: all, New: newRedsync(false, true),

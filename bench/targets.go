@@ -126,6 +126,20 @@ func (r *Report) evaluateFor(ours string) []Target {
 					"p50 %.3fx (%s vs %s µs), p99 %.3fx (%s vs %s µs)", w.Wait.P50/q.Wait.P50, us(w.Wait.P50), us(q.Wait.P50),
 					w.Wait.P99/q.Wait.P99, us(w.Wait.P99), us(q.Wait.P99))
 			}
+			// The fair lock between separate clients (issue 12).
+			f := r.contention(OursFair, n)
+			fk := f != nil && f.Acquisitions > 0 && !f.Hung
+			if fk && p != nil && p.Wait.P99 > 0 {
+				x := f.Wait.P99 / p.Wait.P99
+				add(fmt.Sprintf("contention, N=%d, separate clients, fair: p99 wait vs redsync", n), "<= 0.2x", true, x <= 0.2,
+					"%.3fx (%s vs %s µs)", x, us(f.Wait.P99), us(p.Wait.P99))
+			} else {
+				add(fmt.Sprintf("contention, N=%d, separate clients, fair: p99 wait vs redsync", n), "<= 0.2x", false, false, "no data")
+			}
+			if !fk {
+				f = &ContentionRow{}
+			}
+			add(fmt.Sprintf("contention, N=%d, separate clients, fair: smallest share vs mean", n), ">= 0.9", fk, f.MinShareOfMean >= 0.9, "%.2f", f.MinShareOfMean)
 		}
 	}
 	return ts

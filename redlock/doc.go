@@ -53,7 +53,8 @@
 // lock. With Config.Fencing each lock carries a fencing token (Lock.Fence)
 // that increases strictly from holder to holder. Locker.Reentrant and
 // Locker.RWMutex give reentrant and read-write locks with the same quorum,
-// validity and release rules.
+// validity and release rules. Locker.Semaphore admits at most K holders:
+// K permits, each an ordinary lock (see Semaphore for why not a counter).
 //
 // # What Redlock guarantees, and what it does not
 //

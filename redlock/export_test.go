@@ -22,3 +22,5 @@ func (l *Locker) Waiting(key string) int {
 var RWKeys = rwKeys
 
 var CheckDerivable = checkDerivable
+
+var PermitKey = permitKey

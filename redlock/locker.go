@@ -105,7 +105,7 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key, token string, ttl
 		return nil, err
 	}
 	keys := v.keys(key)
-	if len(keys) > 1 {
+	if len(keys) > 1 && !v.explicit {
 		if err := checkDerivable(key); err != nil {
 			return nil, err
 		}

@@ -40,6 +40,10 @@ type variant struct {
 	// per-key FIFO: a reentrant owner's nested Lock must never wait
 	// behind other waiters for a lock its owner holds.
 	unqueued bool
+	// explicit: keys returns the caller's own keys (LockMulti), checked by
+	// the caller, not keys derived from key: no derived-key slot check,
+	// and they share a hash slot only if the caller gave them one.
+	explicit bool
 	// giveUp, if set, runs when an acquisition fails for good (TryLock's
 	// one attempt, or Lock's last).
 	giveUp func(ctx context.Context, l *Locker, key string, keys []string, acks *acks)

@@ -66,6 +66,10 @@ type Event struct {
 	// overlap. Shared marks a read hold: read holds may overlap each other.
 	Owner  string
 	Shared bool
+	// Permits > 0 marks a hold of one of the Permits permits of a
+	// semaphore, recorded Shared too (its holds may overlap each other):
+	// at most Permits of them may overlap (AtMostPermits).
+	Permits int
 	// Outcome of an Attempted acquire.
 	Outcome Outcome
 	// Expire is the sampled end of the quorum's hold (Sampled).
@@ -84,6 +88,8 @@ type Interval struct {
 	// holds, are compatible and never overlap each other.
 	Owner  string `json:"owner,omitempty"`
 	Shared bool   `json:"shared,omitempty"`
+	// Permits is the Event's: the number of holds that may overlap.
+	Permits int `json:"permits,omitempty"`
 	// Start and End bound the interval [Start, End).
 	Start time.Duration `json:"start_ns"`
 	End   time.Duration `json:"end_ns"`
@@ -144,7 +150,7 @@ func Check(events []Event) Result {
 		switch e.Kind {
 		case Granted:
 			byLock[e.Lock] = &Interval{Lock: e.Lock, Client: e.Client, Key: e.Key, Token: e.Token,
-				Owner: e.Owner, Shared: e.Shared, Start: e.At, End: e.Until}
+				Owner: e.Owner, Shared: e.Shared, Permits: e.Permits, Start: e.At, End: e.Until}
 		case Released:
 			if r, ok := released[e.Lock]; !ok || e.At < r {
 				released[e.Lock] = e.At

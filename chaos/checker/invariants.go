@@ -28,7 +28,7 @@ const (
 )
 
 // Invariants lists every invariant, in report order.
-var Invariants = []Invariant{MutualExclusion, UntilWithinExpiry, NoKeyLeft, FenceIncreases}
+var Invariants = []Invariant{MutualExclusion, UntilWithinExpiry, NoKeyLeft, FenceIncreases, AtMostPermits}
 
 // SampleTolerance is how far a holder's Until may pass the sampled expiry
 // of its key before it counts as a violation. A sample reads PTTL (whole
@@ -104,6 +104,7 @@ func violations(events []Event, byLock map[int64]*Interval, intervals []Interval
 		}
 	}
 	vs = append(vs, fences(intervals)...)
+	vs = append(vs, permits(intervals)...)
 	slices.SortStableFunc(vs, func(a, b Violation) int { return cmp.Compare(a.At, b.At) })
 	return vs
 }

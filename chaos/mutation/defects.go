@@ -107,6 +107,15 @@ func Defects() []Defect {
 			Note:      "safe-extend's short-extend probe: a shorter Extend fails on slow links, lands late, and the masters are sampled once a quorum enforce it",
 		},
 		{
+			Name:        "extends-not-serialised",
+			Description: "Extends of one Lock run at once: a longer Extend's late result raises Until past a shorter one the masters applied after it",
+			Edits: []Edit{{File: "redlock/extend.go",
+				Anchor:  "\tcase lk.extending <- struct{}{}:\n\t\tdefer func() { <-lk.extending }()\n",
+				Replace: "\tdefault:\n"}},
+			Scenarios: []string{"safe-extend"},
+			Note:      "safe-extend's concurrent-extend probe: a long and a short Extend sent back to back, the long one's replies delayed",
+		},
+		{
 			Name:        "reentrant-extend-shortens",
 			Description: "the reentrant extend sets the hash's TTL unconditionally: an inner hold shortens the outer one",
 			Edits: []Edit{{File: "redlock/scripts/reentrant_extend.lua",
@@ -139,6 +148,45 @@ func Defects() []Defect {
 			},
 			Scenarios: []string{"safe-plain"},
 			Note:      "safe-plain's shared-multi probe: MULTI on every shared connection of one client, which then tries a held key",
+		},
+		{
+			Name: "semaphore-permit-no-wrap",
+			Description: "a semaphore's pass over its permits runs on from its random start without wrapping " +
+				"around: permits K and above exist, and more than K holders fit",
+			Edits: []Edit{{File: "redlock/semaphore.go",
+				Anchor:  "v, keys := s.permit((off + j) % s.k)",
+				Replace: "v, keys := s.permit(off + j)"}},
+			Scenarios: []string{"safe-semaphore"},
+			Note:      "safe-semaphore's semaphore-full probe: a full semaphore of 2 permits tried 8 times from random permits; at most K holders at once",
+		},
+		{
+			Name:        "multi-acquire-partial",
+			Description: "the multi-key acquire sets whichever of its keys are free (SET NX each) and grants when it set any, instead of all or none",
+			Edits: []Edit{{File: "redlock/scripts/multi_acquire.lua",
+				Anchor: "for i = 1, #KEYS do\n  if redis.call('EXISTS', KEYS[i]) == 1 then\n    return 0\n  end\nend\n" +
+					"for i = 1, #KEYS do\n  redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])\nend\nreturn 1",
+				Replace: "local n = 0\nfor i = 1, #KEYS do\n  if redis.call('SET', KEYS[i], ARGV[1], 'NX', 'PX', ARGV[2]) then\n    n = n + 1\n  end\nend\nreturn n"}},
+			Scenarios: []string{"safe-multi"},
+			Note:      "safe-multi's multi workload: overlapping sets of 1-3 of 4 keys, and plain locks of single keys, among 4 clients",
+		},
+		{
+			Name:        "resume-creates",
+			Description: "Resume sets the lock key where it is missing (SET PX) instead of only extending it where it holds the token",
+			Edits: []Edit{{File: "redlock/resume.go",
+				Anchor: "c := v.extend.with(keys, token, ms)",
+				Replace: "c := script{hash: \"31eeee3b6f8cb3a735c8295d182d9bfcdfa0305d\", src: \"if redis.call('GET', KEYS[1]) == ARGV[1] or " +
+					"redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end return 0\"}.with(keys, token, ms)"}},
+			Scenarios: []string{"safe-multi"},
+			Note:      "safe-multi's resume workload: a stale token handed over after Unlock must not be resumed",
+		},
+		{
+			Name:        "fair-grant-ignores-lock",
+			Description: "the fair acquire grants the first waiter in line even while the lock key is held (SET PX without NX): the queue alone decides",
+			Edits: []Edit{{File: "redlock/scripts/fair_acquire.lua",
+				Anchor:  "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then",
+				Replace: "if not redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) then"}},
+			Scenarios: []string{"safe-fair"},
+			Note:      "safe-fair's fair-held probe and long holds: a hold that outlives every registration, then another client tries",
 		},
 	}
 }

@@ -99,6 +99,19 @@ func (sk safeKinds) run(ctx context.Context, r *Run) error {
 	} else {
 		r.Logf("fences: %d out of order (not checked: killed masters lose their counters)", by[checker.FenceIncreases])
 	}
+	if slices.Contains(sk.kinds, workload.Semaphore) {
+		r.Check("at most K holders", by[checker.AtMostPermits] == 0, "%d holds beyond their semaphore's permits%s",
+			by[checker.AtMostPermits], first(c, checker.AtMostPermits))
+	}
+	if slices.Contains(sk.kinds, workload.Fair) {
+		bound := workload.FairStarvationBound(sk.ttl)
+		vs := checker.Starvation(e.History.Events(), c.Intervals, workload.IsFair, bound)
+		firstStarved := ""
+		if len(vs) > 0 {
+			firstStarved = "; first: " + vs[0].String()
+		}
+		r.Check("no fair waiter starved", len(vs) == 0, "%d waits with the lock free over %v%s", len(vs), bound, firstStarved)
+	}
 	least := int(d / cmp.Or(sk.grantEvery, 250*time.Millisecond))
 	r.Check("clients keep acquiring", len(c.Intervals) >= least, "%d acquisitions in %v (at least %d), per client %v",
 		len(c.Intervals), d, least, perClient(c, r.Clients()))
@@ -180,6 +193,12 @@ func safeScenarios() []Scenario {
 		{"safe-extend", "Extend with random TTLs, two at a time and beside the renewal, some with an ended context: Until never passes the masters' expiry, late extends included",
 			safeKinds{kinds: []workload.Kind{workload.Extend}, ttl: ttl, faults: connFaults, maxFaulty: 3,
 				latency: 3 * workload.NodeTimeout / 2, lateBy: 2 * workload.NodeTimeout, clientFaults: true}},
+		{"safe-semaphore", "at most K holders of a semaphore at once (K = 2 and K = 3): permits taken by Acquire and TryAcquire, extended, released",
+			safeKinds{kinds: []workload.Kind{workload.Semaphore}, ttl: ttl, faults: allFaults, clientFaults: true}},
+		{"safe-multi", "no key of a multi-key lock held by two at once: overlapping sets of 1-3 keys and plain locks of single keys; a lock handed over by its token and resumed, and a stale token (after Unlock) never resumed",
+			safeKinds{kinds: []workload.Kind{workload.Multi, workload.Resume}, ttl: ttl, faults: allFaults, clientFaults: true}},
+		{"safe-fair", "one holder of a fair lock at a time, also while it holds past every waiter's registration; no waiter waits while the lock lies free longer than a bound (TTL + registration + retry ceiling + 3 node timeouts)",
+			safeKinds{kinds: []workload.Kind{workload.Fair}, ttl: ttl, faults: allFaults, clientFaults: true}},
 		{"safe-mixed", "every kind of lock at once, every fault that keeps the masters' data",
 			safeKinds{kinds: workload.Kinds, ttl: ttl, faults: connFaults, clientFaults: true}},
 	}

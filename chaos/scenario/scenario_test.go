@@ -64,7 +64,7 @@ func safeKind(t *testing.T, r scenario.Result) {
 }
 
 func init() {
-	for _, name := range []string{"safe-plain", "safe-reentrant", "safe-rw", "safe-renew", "safe-extend", "safe-mixed"} {
+	for _, name := range []string{"safe-plain", "safe-reentrant", "safe-rw", "safe-renew", "safe-extend", "safe-semaphore", "safe-multi", "safe-fair", "safe-mixed"} {
 		want[name] = safeKind
 	}
 }

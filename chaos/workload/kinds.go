@@ -33,10 +33,22 @@ const (
 	// Extend: Extend with random TTLs, shorter and longer, two at a time
 	// and beside the renewal, some with a context that has already ended.
 	Extend Kind = "extend"
+	// Semaphore: Acquire or TryAcquire a permit of a semaphore (K = 2 on
+	// key 0, K = 3 on key 1), hold it, extend it now and then, release.
+	Semaphore Kind = "semaphore"
+	// Multi: LockMulti or TryLockMulti of random overlapping sets of 1 to
+	// 3 keys, now and then a plain lock of one of them (kind_multi.go).
+	Multi Kind = "multi"
+	// Resume: a lock handed to another client by its token and resumed,
+	// now and then a stale token after Unlock (kind_resume.go).
+	Resume Kind = "resume"
+	// Fair: Lock or TryLock of a fair lock, now and then a hold that
+	// outlives the waiters' registrations (kind_fair.go).
+	Fair Kind = "fair"
 )
 
 // Kinds lists every kind.
-var Kinds = []Kind{Fenced, Plain, Reentrant, RW, Renew, Extend}
+var Kinds = []Kind{Fenced, Plain, Reentrant, RW, Renew, Extend, Semaphore, Multi, Resume, Fair}
 
 // name returns the name of key n of kind k.
 func (k Kind) name(n int) string {
@@ -109,6 +121,14 @@ func (s *step) run(ctx context.Context, k Kind) error {
 		return s.renew(ctx)
 	case Extend:
 		return s.extend(ctx)
+	case Semaphore:
+		return s.semaphore(ctx)
+	case Fair:
+		return s.fair(ctx)
+	case Multi:
+		return s.multi(ctx)
+	case Resume:
+		return s.resume(ctx)
 	}
 	return s.fenced(ctx)
 }

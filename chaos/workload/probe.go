@@ -57,6 +57,13 @@ const (
 	// RWExclusion: a writer holds and a reader tries; then a reader holds
 	// and a writer tries: both tries must be refused.
 	RWExclusion Probe = "rw-exclusion"
+	// SemaphoreFull: two clients fill a semaphore of two permits; one of
+	// them tries again and again, some tries with its links to a minority
+	// of the masters cut: every try must be refused.
+	SemaphoreFull Probe = "semaphore-full"
+	// FairHeld: a fair lock is held past every waiter's registration;
+	// another client then tries it: the lock key alone must refuse it.
+	FairHeld Probe = "fair-held"
 )
 
 // Probes returns the probes that exercise the kinds ks.
@@ -72,6 +79,10 @@ func Probes(ks []Kind) []Probe {
 			ps = append(ps, ShortExtend, LateExtend)
 		case RW:
 			ps = append(ps, RWExclusion)
+		case Semaphore:
+			ps = append(ps, SemaphoreFull)
+		case Fair:
+			ps = append(ps, FairHeld)
 		}
 	}
 	return ps
@@ -128,6 +139,10 @@ func (p *prober) run(ctx context.Context, pr Probe) error {
 		return p.lateExtend(ctx)
 	case RWExclusion:
 		return p.rwExclusion(ctx)
+	case SemaphoreFull:
+		return p.semaphoreFull(ctx)
+	case FairHeld:
+		return p.fairHeld(ctx)
 	}
 	return fmt.Errorf("unknown probe %q", pr)
 }

@@ -1,0 +1,68 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/quorumlock/quorumlock/chaos/checker"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// The Resume kind: a client takes a plain lock and hands its token to
+// another client, which takes the lock over with Locker.Resume, works and
+// unlocks it. The giver's hold ends (is recorded as released) at the
+// hand-over, before the Resume is sent; the taker's hold begins when Resume
+// returns. Now and then the giver unlocks first and hands over a stale
+// token: once its Unlock left fewer than a quorum holding the token, that
+// Resume must fail, since Resume never creates a lock; one that succeeds is
+// recorded as a call that left a quorum holding a key it must not have
+// (checker.NoKeyLeft).
+
+// pStale is the probability that the giver unlocks before it hands over.
+const pStale = 0.3
+
+// resume does one cycle of the Resume kind.
+func (s *step) resume(ctx context.Context) error {
+	h, err := s.plainLock(ctx, s.c.plain, s.key(Resume), s.cfg.TTL)
+	if err != nil {
+		return harness(err)
+	}
+	s.c.env.sample(s.bg, h)
+	time.Sleep(s.between(0, s.cfg.Hold))
+	to := s.c // another client when there is one
+	if n := len(s.c.env.clients); n > 1 {
+		to = s.c.env.clients[(s.c.ID+1+s.rng.IntN(n-1))%n]
+	}
+	if s.chance(pStale) {
+		s.release(h) // unlock, and wait until fewer than a quorum hold the token
+		got, err := s.resumeBy(ctx, to, h)
+		if err != nil {
+			return harness(err)
+		}
+		s.c.env.History.Left(to.ID, h.name, time.Now(), fmt.Sprintf(
+			"Resume of lock %d's token succeeded after its Unlock left fewer than a quorum holding it", h.ID))
+		s.release(got)
+		return nil
+	}
+	s.c.env.History.Release(h.ID, time.Now()) // the hand-over: the giver stops here
+	got, err := s.resumeBy(ctx, to, h)
+	if err != nil {
+		// The token's keys expire with their TTL: Resume deletes nothing.
+		return harness(err)
+	}
+	s.c.env.sample(s.bg, got)
+	time.Sleep(s.between(0, s.cfg.Hold))
+	s.release(got)
+	return nil
+}
+
+// resumeBy makes client to resume h's lock with its token, for the run's
+// TTL, and records the call as an acquire by to.
+func (s *step) resumeBy(ctx context.Context, to *Client, h *Held) (*Held, error) {
+	key, token := h.target.key, h.Lock.Token()
+	actx, cancel := s.acquireCtx(ctx)
+	defer cancel()
+	return to.record(checker.Event{Key: h.name}, target{mode: modeString, key: key},
+		func() (*redlock.Lock, error) { return to.plain.Resume(actx, key, token, s.cfg.TTL) })
+}

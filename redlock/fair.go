@@ -1,0 +1,236 @@
+package redlock
+
+// How a fair lock orders its waiters across processes, and why the order
+// holds over a quorum.
+//
+//   - A waiter draws a ticket the way fencing tokens are drawn: INCR of the
+//     key's ticket counter on every master, the maximum over a quorum
+//     (fair_draw.lua). Its registration writes the ticket back: counter =
+//     max(counter, ticket) wherever it registers. So a waiter that draws
+//     after another one registered on a quorum meets one of those masters
+//     and draws a greater ticket: tickets follow the order of arrival. Two
+//     waiters that draw at once may draw equal tickets; their ids break the
+//     tie, the same way on every master.
+//   - Every attempt registers the waiter (or refreshes its registration) in
+//     the key's queue on each master, and that master grants the lock key
+//     (SET NX PX, as a plain lock) only to its lowest live registration
+//     (fair_acquire.lua). A waiter registered on a quorum blocks every later
+//     ticket on those masters, and any quorum a later waiter could gather
+//     shares one of them: no later ticket gets the lock while an earlier
+//     waiter is registered and alive.
+//   - Mutual exclusion rests on the lock key alone, exactly as for a plain
+//     lock: the same validity, drift and release-on-failure rules. A fault
+//     in the ordering can delay or reorder waiters, never admit two.
+//   - A registration expires registration() after its last refresh, on the
+//     master's own clock: a waiter that crashed holds up the others at most
+//     that long. A live waiter refreshes it on every attempt and, between
+//     attempts, every third of that (keepRegistered). When it gives up (its
+//     context ended, a TryLock failed) it removes it from every master.
+//   - The registration stays while its waiter holds the lock (a failed
+//     attempt keeps its place); Unlock removes it with the lock key and
+//     announces the release, which wakes the next waiter at once.
+//
+// Fair waiters stay out of the Locker's per-key queue (variant.unqueued):
+// that queue lets only its head make attempts, and a head with a later
+// ticket than a waiter behind it would wait forever for it.
+
+import (
+	"context"
+	"crypto/rand"
+	"sync"
+	"time"
+
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+// KindFair names the acquisitions of a Fair lock to an Observer.
+const KindFair = "fair"
+
+var (
+	fairDrawScript    = loadScript("fair_draw")
+	fairAcquireScript = loadScript("fair_acquire")
+	fairRefreshScript = loadScript("fair_refresh")
+	fairLeaveScript   = loadScript("fair_leave")
+	fairReleaseScript = loadScript("fair_release")
+)
+
+// Fair is a mutual-exclusion lock whose waiters are served in order of
+// arrival, across processes: each Lock call draws a ticket from the masters
+// and registers it there, and a master grants the lock only to the lowest
+// live ticket registered with it. A waiter that arrives while another one
+// waits gets the lock after it, whichever process either runs in. (An
+// ordinary Lock lets every waiter race for each release, which serves some
+// processes far more often than others.)
+//
+// The lock itself is the key, holding the holder's token with the TTL, as
+// for Locker.Lock: the same validity, Extend, renewal and Unlock rules, and
+// Lock.Fence with Config.Fencing. The queue lies beside it, under the key's
+// hash tag, so each master may be a Redis Cluster shard: "{key}:fair:queue"
+// (waiter -> ticket), "{key}:fair:expiry" (waiter -> expiry) and
+// "{key}:fair:ticket" (the ticket counter). When key has a hash tag of its
+// own, it is the prefix as it is; a key without one that contains '}' is
+// refused (ErrInvalid). All three expire once no waiter uses them.
+//
+// A waiter's registration lives 6 x Config.NodeTimeout, at least 300ms,
+// past its last refresh on a master's clock; a waiting Lock refreshes it
+// every third of that. A waiter that crashed holds up those behind it at
+// most that long; one that gives up removes it at once. Waiters are woken
+// by release announcements (wake on release) and fall back on the
+// Config.Retry backoff.
+type Fair struct {
+	l   *Locker
+	key string
+}
+
+// Fair returns the fair lock named key. Names are per kind of lock: a plain
+// Lock of the same key excludes a fair holder too, but jumps the queue.
+func (l *Locker) Fair(key string) *Fair { return &Fair{l: l, key: key} }
+
+// TryLock draws a ticket and makes one attempt to acquire the lock for ttl:
+// it succeeds only when no earlier waiter is registered and the lock is
+// free. On failure the error matches ErrNotAcquired.
+func (f *Fair) TryLock(ctx context.Context, ttl time.Duration) (*Lock, error) {
+	return f.acquire(ctx, ttl, false)
+}
+
+// Lock draws a ticket and waits for its turn, then acquires the lock for
+// ttl, retrying until it succeeds or ctx ends, as Locker.Lock does. When
+// ctx ends the error matches both ctx.Err() and ErrNotAcquired, and the
+// waiter's registration is removed from the masters.
+func (f *Fair) Lock(ctx context.Context, ttl time.Duration) (*Lock, error) {
+	return f.acquire(ctx, ttl, true)
+}
+
+// fairKeys are the lock key, then the queue, the expiries and the ticket
+// counter, in the key's hash slot.
+func fairKeys(key string) []string {
+	p := slotPrefix(key)
+	return []string{key, p + ":fair:queue", p + ":fair:expiry", p + ":fair:ticket"}
+}
+
+// fairFencedKeys are fairKeys and the fencing counter.
+func fairFencedKeys(key string) []string { return append(fairKeys(key), fenceKey(key)) }
+
+// registration is how long a waiter's registration lives on a master after
+// its last refresh.
+func (l *Locker) registration() time.Duration {
+	return max(6*l.nodeTimeout, 300*time.Millisecond)
+}
+
+func (f *Fair) acquire(ctx context.Context, ttl time.Duration, retry bool) (*Lock, error) {
+	l := f.l
+	if err := l.checkCall(ctx, f.key, ttl); err != nil {
+		return nil, err
+	}
+	if err := checkDerivable(f.key); err != nil {
+		return nil, err
+	}
+	reg := l.registration()
+	start := l.clock.Now()
+	ticket, err := f.draw(ctx, reg, retry)
+	if err != nil {
+		if l.observer != nil {
+			l.observer.Acquire(AcquireEvent{Key: f.key, Kind: KindFair, Wait: l.clock.Now().Sub(start), Err: err})
+		}
+		return nil, err
+	}
+	id := rand.Text()
+	v := fairWaiter(id, ticket, reg, l.fencing)
+	if !retry {
+		return l.acquire(ctx, v, f.key, "", ttl, false)
+	}
+	stop := l.keepRegistered(ctx, fairKeys(f.key)[1:], id, reg)
+	defer stop()
+	return l.acquire(ctx, v, f.key, "", ttl, true)
+}
+
+// fairWaiter is the variant of one waiter, whose id and ticket stay the
+// same across its attempts.
+func fairWaiter(id string, ticket int64, reg time.Duration, fencing bool) *variant {
+	keys := fairKeys
+	if fencing {
+		keys = fairFencedKeys
+	}
+	regMS := reg.Milliseconds()
+	return &variant{
+		kind:     KindFair,
+		keys:     keys,
+		fenced:   fencing,
+		unqueued: true,
+		acquire: func(keys []string, token string, ms int64) func(context.Context, Node) quorum.Vote {
+			return fairAcquireScript.with(keys, token, ms, id, ticket, regMS).count
+		},
+		extend:     extendScript, // on the lock key, keys[0]
+		release:    fairReleaseScript,
+		releaseArg: id,
+		giveUp: func(ctx context.Context, l *Locker, key string, keys []string, acks *acks) {
+			l.fanOut(ctx, opRelease, acks, false, fairLeaveScript, keys[1:3], nil, id, ReleaseChannel(key))
+		},
+	}
+}
+
+// draw draws a ticket: the maximum of the counters a quorum of the masters
+// answered. With too few answers it draws again after the Retry backoff
+// while retry is set and ctx lasts (the increments that landed only leave
+// gaps between tickets).
+func (f *Fair) draw(ctx context.Context, reg time.Duration, retry bool) (int64, error) {
+	l := f.l
+	c := fairDrawScript.with(fairKeys(f.key)[3:4], reg.Milliseconds())
+	var timer *time.Timer
+	for attempt := 1; ; attempt++ {
+		res, err := quorum.Do(ctx, len(l.nodes), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout},
+			func(ctx context.Context, i int) quorum.Vote {
+				return l.observe(opLock, i, c.count(ctx, l.nodes[i]))
+			})
+		if err == nil && res.OK() {
+			var ticket int64
+			for i, v := range res.Votes {
+				if res.Answered[i] && v.Yes {
+					ticket = max(ticket, v.Value.(int64))
+				}
+			}
+			return ticket, nil
+		}
+		if err != nil || !retry {
+			return 0, l.quorumError(opLock, f.key, res, err)
+		}
+		d := l.retry.Backoff(attempt)
+		if timer == nil {
+			timer = time.NewTimer(d)
+			defer timer.Stop()
+		} else {
+			timer.Reset(d)
+		}
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return 0, l.quorumError(opLock, f.key, res, ctx.Err())
+		}
+	}
+}
+
+// keepRegistered refreshes the registration of waiter id on every master
+// every third of its lifetime reg, until stop is called; stop returns once
+// no refresh is in flight. keys are the queue, the expiries and the ticket
+// counter. A refresh never re-adds a registration (fair_refresh.lua), so
+// one that lands after the waiter gave up or unlocked changes nothing.
+func (l *Locker) keepRegistered(ctx context.Context, keys []string, id string, reg time.Duration) (stop func()) {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(reg / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-rctx.Done():
+				return
+			case <-tick.C:
+				l.fanOut(rctx, opLock, nil, false, fairRefreshScript, keys, nil, id, reg.Milliseconds())
+			}
+		}
+	})
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}

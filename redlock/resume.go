@@ -1,0 +1,113 @@
+package redlock
+
+// Resume takes over a lock by extending it, never by setting it: its one
+// round runs the Extend script (compare-and-PEXPIRE, extend.lua), which
+// touches a key only where it still holds the token and never creates one.
+// So a Resume cannot make a lock exist that a quorum did not already hold
+// with that token, and a failed Resume leaves nothing of its own behind:
+// there is nothing to release. The masters where the PEXPIRE landed keep
+// the token's key, now with ttl, until it expires or the token's holder
+// releases it: Resume deletes nothing, for the token's first holder may
+// still be alive and holding.
+
+import (
+	"context"
+	"time"
+
+	"github.com/quorumlock/quorumlock/clock"
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+// Resume takes over the lock of key that is held with token, typically by
+// another process: a worker the holder handed its Token to, or a job
+// restarted after a crash that logged it. It extends the lock to ttl, from
+// now, on every master that still holds key with token (compare-and-
+// PEXPIRE), and succeeds when a quorum did so in time. The returned Lock is
+// like one from TryLock: Until is start + ttl - elapsed - drift, as after an
+// Extend; Extend, Unlock, Done, Err and Context work as usual, and it is
+// renewed with Config.AutoRenew. Its Fence is 0: Resume does not learn the
+// fencing token of the original acquisition.
+//
+// Resume never creates a lock. It fails, with a *QuorumError that matches
+// ErrNotAcquired, when fewer than a quorum still hold key with token (the
+// token is wrong, the lock expired or was released, or too few masters
+// answered), or when the quorum came too late. A failed Resume deletes
+// nothing: the masters that it did extend keep the token's key for up to
+// ttl, which may delay other clients but never lets two hold the lock.
+//
+// It is a hand-over: from the moment Resume is called the original holder
+// must stop using the lock, and must neither Extend nor Unlock it, since
+// both act on the same keys. Resume applies to locks of Locker.Lock and
+// TryLock (plain or fenced), not to reentrant, read-write or multi-key
+// locks. An empty token, an empty key or a bad ttl give an error matching
+// ErrInvalid, and nothing is sent.
+func (l *Locker) Resume(ctx context.Context, key, token string, ttl time.Duration) (lk *Lock, err error) {
+	v := l.variant()
+	attempts := 0
+	if l.observer != nil {
+		start := l.clock.Now()
+		defer func() {
+			l.observer.Acquire(AcquireEvent{Key: key, Kind: v.kind, Wait: l.clock.Now().Sub(start), Attempts: attempts, Err: err})
+		}()
+	}
+	if token == "" {
+		return nil, invalid("empty token")
+	}
+	if err := l.checkCall(ctx, key, ttl); err != nil {
+		return nil, err
+	}
+	keys := v.keys(key)
+	if len(keys) > 1 {
+		if err := checkDerivable(key); err != nil {
+			return nil, err
+		}
+	}
+	attempts = 1
+	return l.resume(ctx, v, key, keys, token, ttl)
+}
+
+// resume is Resume's one round: the Extend script on every master, deciding
+// at the quorum. The round plays the part of an acquire for the Lock it
+// builds: its acks hold back the Lock's later Extends and Unlock on each
+// master until the round's call there returned, and a call whose outcome is
+// unknown counts, like an Extend's, as one that may still land with ttl.
+func (l *Locker) resume(ctx context.Context, v *variant, key string, keys []string, token string, ttl time.Duration) (*Lock, error) {
+	ms := ttl.Milliseconds()
+	ttl = time.Duration(ms) * time.Millisecond // what the masters enforce
+	acks := newAcks(len(l.nodes))
+	start := l.clock.Now()
+	// Nobody sees lk before it is returned: Until is set at the end.
+	lk := newLock(l, v, key, keys, token, ttl, 0, start.Add(ttl-clock.Drift(ttl, l.driftFactor)), acks)
+	lk.addUnknownLocked(ttl)
+	c := v.extend.with(keys, token, ms)
+	res, err := quorum.Do(ctx, len(l.nodes), quorum.Options{
+		Need:    l.quorum,
+		Timeout: l.nodeTimeout,
+		Then: func(i int, vote quorum.Vote) {
+			if vote.Err == nil { // it ran on master i: known from now on
+				lk.mu.Lock()
+				lk.resolveLocked(i, ttl)
+				lk.mu.Unlock()
+			}
+			acks.ack(i, vote.Yes)
+		},
+	}, func(ctx context.Context, i int) quorum.Vote {
+		return l.observe(opLock, i, c.count(ctx, l.nodes[i]))
+	})
+	if res == nil { // ctx ended before anything was sent
+		return nil, l.quorumError(opLock, key, nil, err)
+	}
+	now := l.clock.Now()
+	ok := err == nil && res.OK()
+	validity := ttl - now.Sub(start) - clock.Drift(ttl, l.driftFactor)
+	if !ok || validity <= 0 {
+		qerr := l.quorumError(opLock, key, res, err)
+		qerr.Late = ok // a quorum, but no validity left
+		return nil, qerr
+	}
+	lk.mu.Lock()
+	lk.until, lk.granted = start.Add(validity), now
+	lk.mu.Unlock()
+	l.granted(lk)
+	return lk, nil
+}
