@@ -113,7 +113,7 @@ func Defects() []Defect {
 				Anchor:  "\tcase lk.extending <- struct{}{}:\n\t\tdefer func() { <-lk.extending }()\n",
 				Replace: "\tdefault:\n"}},
 			Scenarios: []string{"safe-extend"},
-			Note:      "safe-extend's concurrent-extend probe: a long and a short Extend sent back to back, the long one's replies delayed",
+			Note:      "safe-extend's generative workload runs two Extends with different TTLs at a time: a longer one decided last leaves Until past the masters' expiry (until-within-expiry)",
 		},
 		{
 			Name:        "reentrant-extend-shortens",
