@@ -24,13 +24,15 @@ status=0
 for mod in $(find . -name go.mod -not -path '*/testdata/*' | sort); do
   dir=$(dirname "$mod")
   echo "=== module $dir"
+  # Each check's failure fails the module: set -e does not apply inside a
+  # subshell whose status is tested, so the checks are chained explicitly.
   (
-    cd "$dir"
-    go mod tidy -diff >/dev/null || { echo "go mod tidy would change $dir/go.mod or go.sum" >&2; exit 1; }
-    go vet ./...
-    go run "$staticcheck" ./...
-    go test -race -count=1 -timeout 15m ./...
-  ) || status=1
+    cd "$dir" &&
+      { go mod tidy -diff >/dev/null || { echo "go mod tidy would change $dir/go.mod or go.sum" >&2; false; }; } &&
+      go vet ./... &&
+      go run "$staticcheck" ./... &&
+      go test -race -count=1 -timeout 15m ./...
+  ) || { echo "=== module $dir FAILED" >&2; status=1; }
 done
 
 echo "=== chaos mutation self-test"

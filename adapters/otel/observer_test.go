@@ -88,7 +88,7 @@ func TestAcquireOutcome(t *testing.T) {
 				"quorumlock.attempts":  attribute.IntValue(4),
 			} {
 				if got, ok := attr(s, key); !ok || got != want {
-					t.Errorf("span attribute %s = %v (present %v), want %v", key, got.Emit(), ok, want.Emit())
+					t.Errorf("span attribute %s = %v (present %v), want %v", key, got.String(), ok, want.String())
 				}
 			}
 			if s.Status().Code != tc.status {
