@@ -43,17 +43,6 @@ import (
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
-// KindFair names the acquisitions of a Fair lock to an Observer.
-const KindFair = "fair"
-
-var (
-	fairDrawScript    = loadScript("fair_draw")
-	fairAcquireScript = loadScript("fair_acquire")
-	fairRefreshScript = loadScript("fair_refresh")
-	fairLeaveScript   = loadScript("fair_leave")
-	fairReleaseScript = loadScript("fair_release")
-)
-
 // Fair is a mutual-exclusion lock whose waiters are served in order of
 // arrival, across processes: each Lock call draws a ticket from the masters
 // and registers it there, and a master grants the lock only to the lowest

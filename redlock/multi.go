@@ -15,16 +15,6 @@ import (
 	"time"
 )
 
-// KindMulti names a lock of Locker.LockMulti or TryLockMulti to an
-// Observer.
-const KindMulti = "multi"
-
-var (
-	multiAcquireScript = loadScript("multi_acquire")
-	multiExtendScript  = loadScript("multi_extend")
-	multiReleaseScript = loadScript("multi_release")
-)
-
 // LockMulti acquires every one of keys for ttl, all or none, with one token,
 // retrying after a failed attempt as Lock does until it succeeds or ctx
 // ends. The returned Lock's Key is keys[0] (the key whose release

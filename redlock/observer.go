@@ -30,6 +30,9 @@ const (
 	KindReentrant = "reentrant" // Reentrant.Lock and TryLock
 	KindRead      = "read"      // RWMutex.RLock and TryRLock
 	KindWrite     = "write"     // RWMutex.Lock and TryLock
+	KindFair      = "fair"      // Fair.Lock and TryLock
+	KindSemaphore = "semaphore" // Semaphore.Acquire and TryAcquire, and their locks
+	KindMulti     = "multi"     // Locker.LockMulti and TryLockMulti
 )
 
 // AcquireEvent describes one acquisition call.

@@ -26,6 +26,14 @@ var (
 	readReleaseScript      = loadScript("read_release")
 	writeAcquireScript     = loadScript("write_acquire")
 	writeReleaseScript     = loadScript("write_release")
+	fairDrawScript         = loadScript("fair_draw")
+	fairAcquireScript      = loadScript("fair_acquire")
+	fairRefreshScript      = loadScript("fair_refresh")
+	fairLeaveScript        = loadScript("fair_leave")
+	fairReleaseScript      = loadScript("fair_release")
+	multiAcquireScript     = loadScript("multi_acquire")
+	multiExtendScript      = loadScript("multi_extend")
+	multiReleaseScript     = loadScript("multi_release")
 )
 
 // script is a Lua script with its SHA1 digest, for EVALSHA.

@@ -33,10 +33,6 @@ import (
 // takes seconds, and a counting design suits better.
 const MaxPermits = 1024
 
-// KindSemaphore names Semaphore.Acquire and TryAcquire, and their locks, to
-// an Observer.
-const KindSemaphore = "semaphore"
-
 // Semaphore lets at most K holders in at once. Each permit is a lock of
 // its own, "{key}:permit:0" to "{key}:permit:K-1" (or "key:permit:i" when
 // key has a hash tag of its own), acquired and held like a plain lock: with

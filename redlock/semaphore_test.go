@@ -100,14 +100,7 @@ func TestSemaphoreAcquireWaitsForRelease(t *testing.T) {
 	_, nodes := cluster(t, 3)
 	l := newLocker(t, asNodes(nodes), redlock.Config{})
 	sem := l.Semaphore("wait", 2)
-	a, err := sem.TryAcquire(t.Context(), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := sem.TryAcquire(t.Context(), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := tryAcquire(t, sem), tryAcquire(t, sem)
 	type result struct {
 		lk  *redlock.Lock
 		err error
@@ -131,7 +124,7 @@ func TestSemaphoreAcquireWaitsForRelease(t *testing.T) {
 	// A waiter whose context ends gives up with the context's error.
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
-	_, err = sem.Acquire(ctx, time.Minute)
+	_, err := sem.Acquire(ctx, time.Minute)
 	if !errors.Is(err, redlock.ErrNotAcquired) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Acquire on a full semaphore until ctx ended: %v", err)
 	}
@@ -223,24 +216,14 @@ func TestSemaphoreFencing(t *testing.T) {
 	_, nodes := cluster(t, 3)
 	l := newLocker(t, asNodes(nodes), redlock.Config{Fencing: true})
 	sem := l.Semaphore("fenced", 2)
-	a, err := sem.TryAcquire(t.Context(), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := sem.TryAcquire(t.Context(), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := tryAcquire(t, sem), tryAcquire(t, sem)
 	if a.Fence() == 0 || b.Fence() <= a.Fence() {
 		t.Fatalf("tokens %d then %d, want increasing from 1", a.Fence(), b.Fence())
 	}
 	if err := a.Unlock(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	c, err := sem.TryAcquire(t.Context(), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := tryAcquire(t, sem)
 	if c.Permit() != a.Permit() || c.Fence() <= b.Fence() {
 		t.Fatalf("permit %d token %d after tokens %d (permit %d) and %d", c.Permit(), c.Fence(), a.Fence(), a.Permit(), b.Fence())
 	}
@@ -408,4 +391,15 @@ func TestPermitKeysShareTheSlot(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tryAcquire takes a permit of sem for a minute, failing the test if it
+// cannot.
+func tryAcquire(t *testing.T, sem *redlock.Semaphore) *redlock.Lock {
+	t.Helper()
+	lk, err := sem.TryAcquire(t.Context(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lk
 }

@@ -25,14 +25,7 @@ const pMultiPlain = 0.2
 // multi does one cycle of the Multi kind.
 func (s *step) multi(ctx context.Context) error {
 	if s.chance(pMultiPlain) {
-		h, err := s.plainLock(ctx, s.c.plain, Multi.name(s.rng.IntN(multiKeys)), s.cfg.TTL)
-		if err != nil {
-			return harness(err)
-		}
-		s.c.env.sample(s.bg, h)
-		time.Sleep(s.between(0, s.cfg.Hold))
-		s.release(h)
-		return nil
+		return s.holdPlain(ctx, Multi.name(s.rng.IntN(multiKeys)))
 	}
 	hs, err := s.lockMulti(ctx, s.multiNames())
 	if err != nil {

@@ -51,9 +51,7 @@ func (s *step) resume(ctx context.Context) error {
 		// The token's keys expire with their TTL: Resume deletes nothing.
 		return harness(err)
 	}
-	s.c.env.sample(s.bg, got)
-	time.Sleep(s.between(0, s.cfg.Hold))
-	s.release(got)
+	s.hold(got)
 	return nil
 }
 

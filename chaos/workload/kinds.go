@@ -201,14 +201,24 @@ func (s *step) plain(ctx context.Context) error {
 	if s.chance(pPrivate) {
 		return s.private(ctx)
 	}
-	h, err := s.plainLock(ctx, s.c.plain, s.key(Plain), s.cfg.TTL)
+	return s.holdPlain(ctx, s.key(Plain))
+}
+
+// holdPlain takes the plain lock of name, holds it and releases it.
+func (s *step) holdPlain(ctx context.Context, name string) error {
+	h, err := s.plainLock(ctx, s.c.plain, name, s.cfg.TTL)
 	if err != nil {
 		return harness(err)
 	}
+	s.hold(h)
+	return nil
+}
+
+// hold samples h, holds it for up to Hold, and releases it.
+func (s *step) hold(h *Held) {
 	s.c.env.sample(s.bg, h)
 	time.Sleep(s.between(0, s.cfg.Hold))
 	s.release(h)
-	return nil
 }
 
 // private tries the client's own key, which no other client locks, with a
