@@ -215,9 +215,14 @@ func TestErrorRepliesAreFailures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		awaitValues(t, nodes, "res", repeat(lk.Token(), 3)...) // TryLock may return at the quorum
 		for _, node := range nodes[:2] { // replace our key with a hash on two nodes
-			node.Do(t.Context(), "DEL", "res")
-			node.Do(t.Context(), "HSET", "res", "f", "v")
+			if _, err := node.Do(t.Context(), "DEL", "res"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := node.Do(t.Context(), "HSET", "res", "f", "v"); err != nil {
+				t.Fatal(err)
+			}
 		}
 		err = lk.Extend(t.Context(), 10*time.Second)
 		var qerr *redlock.QuorumError
