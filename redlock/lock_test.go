@@ -216,7 +216,7 @@ func TestErrorRepliesAreFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		awaitValues(t, nodes, "res", repeat(lk.Token(), 3)...) // TryLock may return at the quorum
-		for _, node := range nodes[:2] { // replace our key with a hash on two nodes
+		for _, node := range nodes[:2] {                       // replace our key with a hash on two nodes
 			if _, err := node.Do(t.Context(), "DEL", "res"); err != nil {
 				t.Fatal(err)
 			}
