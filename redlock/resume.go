@@ -25,8 +25,12 @@ import (
 // PEXPIRE), and succeeds when a quorum did so in time. The returned Lock is
 // like one from TryLock: Until is start + ttl - elapsed - drift, as after an
 // Extend; Extend, Unlock, Done, Err and Context work as usual, and it is
-// renewed with Config.AutoRenew. Its Fence is 0: Resume does not learn the
-// fencing token of the original acquisition.
+// renewed with Config.AutoRenew. With Config.Fencing its Fence is the
+// highest fencing counter among the masters that resumed it, written back to
+// them before Resume returns, as an acquisition's is: no lower than the
+// original holder's token (whose quorum shares a master with this one), so
+// the resource sees the same lock go on, and lower than the next holder's.
+// Without fencing it is 0.
 //
 // Resume never creates a lock. It fails, with a *QuorumError that matches
 // ErrNotAcquired, when fewer than a quorum still hold key with token (the
@@ -79,7 +83,11 @@ func (l *Locker) resume(ctx context.Context, v *variant, key string, keys []stri
 	// Nobody sees lk before it is returned: Until is set at the end.
 	lk := newLock(l, v, key, keys, token, ttl, 0, start.Add(ttl-clock.Drift(ttl, l.driftFactor)), acks)
 	lk.addUnknownLocked(ttl)
-	c := v.extend.with(keys, token, ms)
+	resume := v.extend
+	if v.fenced {
+		resume = resumeFencedScript // also reads the fencing counter
+	}
+	c := resume.with(keys, token, ms)
 	res, err := quorum.Do(ctx, len(l.nodes), quorum.Options{
 		Need:    l.quorum,
 		Timeout: l.nodeTimeout,
@@ -96,6 +104,9 @@ func (l *Locker) resume(ctx context.Context, v *variant, key string, keys []stri
 	})
 	if res == nil { // ctx ended before anything was sent
 		return nil, l.quorumError(opLock, key, nil, err)
+	}
+	if err == nil && res.OK() && v.fenced {
+		lk.fence, err = l.raiseFence(ctx, res, keys[len(keys)-1])
 	}
 	now := l.clock.Now()
 	ok := err == nil && res.OK()

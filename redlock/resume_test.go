@@ -27,8 +27,8 @@ func TestResumeTakesOver(t *testing.T) {
 		if err != nil {
 			t.Fatalf("fencing %v: Resume: %v", fencing, err)
 		}
-		if lk.Key() != "job" || lk.Token() != first.Token() || lk.Fence() != 0 || lk.Err() != nil {
-			t.Fatalf("resumed lock: key %q, token %q, fence %d, err %v", lk.Key(), lk.Token(), lk.Fence(), lk.Err())
+		if lk.Key() != "job" || lk.Token() != first.Token() || lk.Fence() != first.Fence() || lk.Err() != nil {
+			t.Fatalf("resumed lock: key %q, token %q, fence %d (first %d), err %v", lk.Key(), lk.Token(), lk.Fence(), first.Fence(), lk.Err())
 		}
 		if left := lk.Until().Sub(start); left <= time.Minute || left > 2*time.Minute {
 			t.Fatalf("Until %v after the call, want the new TTL's validity", left)
@@ -189,4 +189,46 @@ func TestResumeAutoRenew(t *testing.T) {
 		t.Fatal(err)
 	}
 	awaitValues(t, nodes, "job", repeat("", 3)...)
+}
+
+// With fencing, a resumed lock's token is the highest counter among the
+// masters that resumed it, written back to them: no lower than the first
+// holder's, and the next holder's is greater, whichever quorum it gets.
+func TestResumeFenced(t *testing.T) {
+	_, nodes := cluster(t, 3)
+	holder := newLocker(t, asNodes(nodes), redlock.Config{Fencing: true})
+	worker := newLocker(t, asNodes(nodes), redlock.Config{Fencing: true, Quorum: 3}) // every master votes
+	first, err := holder.TryLock(t.Context(), "job", 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitValues(t, nodes, "job", repeat(first.Token(), 3)...)
+	// A stray INCR on one master (an attempt that failed elsewhere) put its
+	// counter ahead of the others.
+	stray := first.Fence() + 5
+	if _, err := nodes[2].Do(t.Context(), "SET", "{job}:fence", stray); err != nil {
+		t.Fatal(err)
+	}
+	lk, err := worker.Resume(t.Context(), "job", first.Token(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lk.Fence() < first.Fence() {
+		t.Fatalf("resumed fence %d below the first holder's %d", lk.Fence(), first.Fence())
+	}
+	if err := lk.Unlock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	awaitValues(t, nodes, "job", repeat("", 3)...)
+	// The next holder, on the two masters that did not see the stray INCR
+	// unless the resume wrote its token back there.
+	next := newLocker(t, asNodes(nodes[:2]), redlock.Config{Fencing: true, Quorum: 2})
+	lk2, err := next.TryLock(t.Context(), "job", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk2.Unlock(t.Context())
+	if lk2.Fence() <= lk.Fence() {
+		t.Fatalf("next holder's fence %d after the resumed lock's %d", lk2.Fence(), lk.Fence())
+	}
 }

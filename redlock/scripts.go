@@ -34,6 +34,7 @@ var (
 	multiAcquireScript     = loadScript("multi_acquire")
 	multiExtendScript      = loadScript("multi_extend")
 	multiReleaseScript     = loadScript("multi_release")
+	resumeFencedScript     = loadScript("resume_fenced")
 )
 
 // script is a Lua script with its SHA1 digest, for EVALSHA.
