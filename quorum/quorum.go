@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-multierror"
@@ -122,103 +122,215 @@ type resultStore struct {
 	answered [smallN]bool
 }
 
-func newResult(n, need int) *Result {
+// init sets up st.res for n nodes.
+func (st *resultStore) init(n, need int) {
 	if n > smallN {
-		return &Result{Votes: make([]Vote, n), Answered: make([]bool, n), Need: need}
+		st.res = Result{Votes: make([]Vote, n), Answered: make([]bool, n), Need: need}
+		return
 	}
-	st := &resultStore{}
 	st.res = Result{Votes: st.votes[:n], Answered: st.answered[:n], Need: need}
-	return &st.res
 }
 
-// Options configure one Do.
+// Options configure one Do or Async.
 type Options struct {
 	// Need is how many yes votes decide success: 1 <= Need <= n.
 	Need int
-	// Timeout bounds each node's call; 0 means no bound but the context's
-	// deadline. A node that has not answered by then counts as failed with
-	// ErrNoAnswer, even if its call does not honour its context.
+	// Timeout bounds the node calls: one timer per fan-out, started when
+	// the calls are. A node that has not answered by then counts as failed
+	// with ErrNoAnswer, even if its call does not honour its context. 0
+	// means no bound but the deadline of Do's context, which the node
+	// calls' context keeps (without its cancellation).
 	Timeout time.Duration
-	// Then, if set, runs in node i's goroutine right after its call
-	// returned, also when Do has returned already. It is the place for
-	// follow-up work that must not overtake the call on that node.
+	// Then, if set, runs right after node i's call returned (Do) or
+	// reported its vote (Async), on that goroutine, also when Do has
+	// returned already. It is the place for follow-up work that must not
+	// overtake the call on that node. With Async it may run on a
+	// connection's reader goroutine: it must not block.
 	Then func(i int, v Vote)
+	// Failed, if set, is told of every node whose vote failed, once: on
+	// Do's goroutine before Do returns for the votes in its Result (those
+	// that timed out included, with ErrNoAnswer), and for a call that
+	// fails after the outcome was decided, on a goroutine of this package
+	// that runs such reports one after the other, never on the goroutine
+	// that completed the call. A call counted as ErrNoAnswer is not
+	// reported again when it fails later.
+	Failed func(i int, err error)
 }
 
-type answer struct {
-	i int
-	v Vote
-}
+// Done reports node i's vote to its fan-out (see Async). It must be called
+// exactly once per node, from any goroutine, also before the start
+// function returned. It never blocks beyond a short critical section, and
+// runs Options.Then.
+type Done func(i int, v Vote)
 
-// Do calls call(ctx_i, i) for every i in [0, n) concurrently and returns as
-// soon as the outcome is decided. Each ctx_i carries the values of ctx but
-// not its cancellation, and ends after opts.Timeout.
+// Do calls call(ctx_i, i) for every i in [0, n), each in a goroutine of its
+// own, and returns as soon as the outcome is decided. Each ctx_i carries the
+// values of ctx but not its cancellation, and ends after opts.Timeout.
 //
 // If ctx ends before the outcome is decided, Do returns the votes so far and
 // ctx.Err(). Do returns an error without calling anything for n < 1 or a Need
 // outside [1, n].
 func Do(ctx context.Context, n int, opts Options, call func(ctx context.Context, i int) Vote) (*Result, error) {
+	return Async(ctx, n, opts, func(ctx context.Context, i int, done Done) {
+		go func() { done(i, call(ctx, i)) }()
+	})
+}
+
+// Async is Do for calls that complete by callback: start(ctx_i, i, done)
+// sends node i's call and returns without waiting for it; the call then
+// reports its vote with done(i, vote). Votes are counted as they arrive,
+// under one lock and one timer per fan-out, and Async starts no goroutine:
+// a node that never answers costs its pending call, not a parked goroutine.
+// start runs on Async's goroutine, for i in order; it must not block.
+// ctx_i is as in Do; a start that needs to wait (for a connection, say)
+// hands the wait to a goroutine bounded by ctx_i.
+func Async(ctx context.Context, n int, opts Options, start func(ctx context.Context, i int, done Done)) (*Result, error) {
 	if n < 1 || opts.Need < 1 || opts.Need > n {
 		return nil, fmt.Errorf("quorum: need %d of %d nodes", opts.Need, n)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res := newResult(n, opts.Need)
-	answers := make(chan answer, n) // never blocks a node goroutine
+	f := &fanout{n: n, opts: opts, decided: make(chan struct{})}
+	f.st.init(n, opts.Need)
 	// One context for all the node calls: they start together, so they
-	// share a deadline, which is also Do's. The last call to return
-	// releases it, after sending its answer.
+	// share a deadline. The last vote releases it.
 	nctx, cancel := nodeContext(ctx, opts.Timeout)
-	var running atomic.Int32
-	running.Store(int32(n))
+	f.cancel = cancel
+	done := f.done
 	for i := range n {
-		go func() {
-			v := call(nctx, i)
-			answers <- answer{i, v}
-			if running.Add(-1) == 0 {
-				cancel()
-			}
-			if opts.Then != nil {
-				opts.Then(i, v)
-			}
-		}()
+		start(nctx, i, done)
 	}
 
-	for !res.decided() {
-		select {
-		case a := <-answers:
-			res.record(a.i, a.v)
-		case <-nctx.Done():
-			// The timeout, or every call returned (their answers are
-			// queued already): take what is there, then the rest have
-			// no answer.
-			for drained := false; !drained; {
-				select {
-				case a := <-answers:
-					res.record(a.i, a.v)
-				default:
-					drained = true
-				}
+	res := &f.st.res
+	var err error
+	timedOut := false
+	select {
+	case <-f.decided:
+	case <-nctx.Done():
+		timedOut = true // or every vote is in, and decided is closed too
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	f.mu.Lock()
+	f.over = true
+	switch {
+	case res.decided():
+		err = nil
+	case timedOut:
+		for i := range res.Answered {
+			if !res.Answered[i] {
+				res.record(i, Vote{Err: ErrNoAnswer})
 			}
-			for i := range res.Answered {
-				if !res.Answered[i] {
-					res.record(i, Vote{Err: ErrNoAnswer})
-				}
+		}
+		err = nil
+	}
+	f.mu.Unlock()
+	if opts.Failed != nil {
+		for i, v := range res.Votes {
+			if res.Answered[i] && v.Err != nil {
+				opts.Failed(i, v.Err)
 			}
-		case <-ctx.Done():
-			return res, ctx.Err()
 		}
 	}
-	return res, nil
+	return res, err
+}
+
+// fanout is the state of one Async.
+type fanout struct {
+	n       int
+	opts    Options
+	cancel  context.CancelFunc
+	decided chan struct{} // closed when st.res is decided
+
+	mu       sync.Mutex
+	st       resultStore
+	returned int  // votes reported
+	over     bool // Async returned: st.res no longer changes
+}
+
+// done counts node i's vote while the outcome is open; a vote that comes
+// later is late, and reported through handOff if it failed.
+func (f *fanout) done(i int, v Vote) {
+	if v.Err != nil {
+		v.Yes = false
+	}
+	res := &f.st.res
+	f.mu.Lock()
+	f.returned++
+	last := f.returned == f.n
+	late := false
+	if !res.Answered[i] { // else counted as ErrNoAnswer at the timeout
+		if f.over || res.decided() {
+			late = v.Err != nil
+		} else {
+			res.record(i, v)
+			if res.decided() {
+				close(f.decided)
+			}
+		}
+	}
+	f.mu.Unlock()
+	if last {
+		f.cancel()
+	}
+	if late && f.opts.Failed != nil {
+		failed, err := f.opts.Failed, v.Err
+		handOff(func() { failed(i, err) })
+	}
+	if f.opts.Then != nil {
+		f.opts.Then(i, v)
+	}
+}
+
+// handOff runs f on a goroutine of its own, after the functions handed off
+// before it: a report of a late failure never runs on the goroutine that
+// completed the call (a connection's reader), and a burst of them (every
+// call pending on a master that froze) costs one goroutine, which exits
+// when the queue is empty.
+func handOff(f func()) {
+	late.mu.Lock()
+	late.queue = append(late.queue, f)
+	start := !late.running
+	late.running = true
+	late.mu.Unlock()
+	if start {
+		go runLate()
+	}
+}
+
+var late struct {
+	mu      sync.Mutex
+	queue   []func()
+	running bool
+}
+
+func runLate() {
+	for {
+		late.mu.Lock()
+		q := late.queue
+		late.queue = nil
+		if len(q) == 0 {
+			late.running = false
+			late.mu.Unlock()
+			return
+		}
+		late.mu.Unlock()
+		for _, f := range q {
+			f()
+		}
+	}
 }
 
 // nodeContext is ctx without its cancellation, ending after timeout (if
-// positive).
+// positive) or else at ctx's deadline (if any).
 func nodeContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	detached := context.WithoutCancel(ctx)
-	if timeout <= 0 {
-		return detached, func() {}
+	if timeout > 0 {
+		return context.WithTimeout(detached, timeout)
 	}
-	return context.WithTimeout(detached, timeout)
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(detached, dl)
+	}
+	return detached, func() {}
 }
