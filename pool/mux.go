@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 )
@@ -16,47 +17,74 @@ import (
 // replies to them. Redis answers one connection's commands in order, so the
 // n-th reply belongs to the n-th command written.
 //
-// A caller waits for its reply or for its context, whichever comes first. A
-// caller that gave up leaves its command in the pipeline; its reply is read
-// and dropped, so the connection stays in step. A connection that breaks, or
-// whose oldest command gets no reply within Config.StallTimeout (a frozen
-// master), is closed: every command on it fails, and the next caller dials a
-// new one (see dial.go).
+// Every command completes by callback: the reader completes each request
+// as its reply arrives (a waiting Do caller is woken; an asynchronous
+// caller's done function runs on the reader goroutine and must not block).
+// Queuing a command never blocks: at muxQueue waiting commands, or while
+// the connection is being dialed, the command fails at once or waits on a
+// goroutine of its own, never on the caller's or the reader's. A caller
+// that gave up leaves its command in the pipeline; its reply is read and
+// dropped, so the connection stays in step. A connection that breaks, or
+// whose oldest command gets no reply within the stall timeout (a frozen
+// master), is closed: every command on it completes with an error, and the
+// next caller dials a new one (see dial.go). So every command completes,
+// within the stall timeout of its being written, or at Node.Close.
 //
 // A command that may have reached the master is never sent again: the
 // master may have run it and lost only the reply (a crash after the AOF
 // fsync, CLIENT KILL, a middlebox reset), and a reentrant release run twice
 // hands the lock to another owner. Its caller gets the error: a failed call
 // is a failed vote. Only a command that provably never left this process is
-// sent on a fresh connection: before the writer writes to a connection on
-// which no command is in flight, it checks that the master has not closed
-// it (idleCheck; a restart while idle is the common case), and the commands
-// it took are then handed back unsent.
+// sent on a fresh connection (resend): before the writer writes to a
+// connection on which no command is in flight, it checks that the master
+// has not closed it (idleCheck; a restart while idle is the common case),
+// and the commands it took are then handed back unsent; so are the
+// commands still queued, unwritten, on a connection that broke. An EVALSHA
+// answered NOSCRIPT ran nothing, and goes again as EVAL.
 
 // muxQueue bounds the commands waiting for the writer and those written
-// and waiting for their replies, per connection: at the bound, callers wait
-// (until their context ends) instead of piling up on a stalled master.
+// and waiting for their replies, per connection: beyond the bound, a
+// command fails at once with errBusy, unsent, instead of piling up on a
+// stalled master.
 const muxQueue = 4096
 
 // errStalled closes a connection whose oldest command got no reply in time.
 var errStalled = errors.New("no reply within the stall timeout")
 
-// request is one command in the pipeline. Requests whose caller took the
-// reply are recycled; one whose caller gave up is left to the collector,
-// since the pipeline may still hold it.
+// errBusy is the error of a command that found muxQueue commands waiting.
+var errBusy = errors.New("too many commands waiting for the connection")
+
+// request is one command in the pipeline. Requests are recycled once their
+// caller took the reply; one whose waiting caller gave up is left to the
+// collector, since the pipeline may still hold it.
 type request struct {
 	cmd   string
 	args  []any
+	src   string          // with EVALSHA: the script, sent as EVAL after NOSCRIPT
+	ctx   context.Context // bounds waiting for a dial, and any resend
+	tries int             // resends so far
+	// done, if set, completes the request (an asynchronous call);
+	// otherwise reply and err are set and ch gets one send.
+	done  func(reply any, err error)
 	reply any
 	err   error
-	done  chan struct{} // buffered 1: one send when reply and err are set
+	ch    chan struct{} // buffered 1
 }
 
-var requests = sync.Pool{New: func() any { return &request{done: make(chan struct{}, 1)} }}
+var requests = sync.Pool{New: func() any { return &request{ch: make(chan struct{}, 1)} }}
 
-// mux owns the current pipelined connection of a Node.
+func newRequest(ctx context.Context, cmd string, args []any, src string, done func(any, error)) *request {
+	r := requests.Get().(*request)
+	r.ctx, r.cmd, r.args, r.src, r.done = ctx, cmd, args, src, done
+	return r
+}
+
+// mux owns the current pipelined connection of a Node. It knows the Node
+// only through what it was given.
 type mux struct {
-	n *Node
+	dial  func() (*dialAttempt, error) // starts a dial, or joins the one in progress
+	stall time.Duration                // StallTimeout
+	wrap  func(error) error            // an asynchronous call's error, as the Node reports it
 
 	mu     sync.Mutex
 	cur    *muxConn // nil until dialed, and after it broke
@@ -71,8 +99,11 @@ type muxConn struct {
 	pending     chan *request // writer -> reader, in the order written
 	broken      chan struct{} // closed by fail
 	outstanding atomic.Int64  // commands written whose reply was not read yet
-	once        sync.Once
-	err         error // why it broke; set before broken is closed
+	exited      atomic.Int32  // of the two goroutines; the second drains
+
+	mu     sync.RWMutex // enqueue holds it shared; fail exclusively
+	failed bool
+	err    error // why it broke; set before broken is closed
 }
 
 // notSentError is the error of a command that the writer took but never
@@ -83,84 +114,134 @@ type notSentError struct{ err error }
 func (e notSentError) Error() string { return e.err.Error() }
 func (e notSentError) Unwrap() error { return e.err }
 
-// do sends one command through the pipeline. It goes out once at most; it
-// is handed to a fresh connection only when it was never written (see the
-// top of this file).
-func (m *mux) do(ctx context.Context, cmd string, args []any) (any, error) {
-	for tries := 0; ; tries++ {
-		mc, err := m.conn(ctx)
-		if err != nil {
-			return nil, err
-		}
-		reply, err := m.send(ctx, mc, cmd, args)
-		var notSent notSentError
-		if tries < maxUnsent && errors.As(err, &notSent) && ctx.Err() == nil {
-			continue
-		}
-		return reply, err
+// do sends one command through the pipeline and waits for its reply or for
+// ctx. It goes out once at most (see resend); an EVALSHA with src falls
+// back to EVAL.
+func (m *mux) do(ctx context.Context, cmd string, args []any, src string) (any, error) {
+	r := newRequest(ctx, cmd, args, src, nil)
+	m.submit(r)
+	select {
+	case <-r.ch:
+		return r.recycle()
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
+}
+
+// start sends one command through the pipeline and returns at once; done
+// runs once with the reply, on the goroutine that completes the command
+// (the reader's, the writer's, a dial's, or the caller's before start
+// returns). done must not block.
+func (m *mux) start(ctx context.Context, cmd string, args []any, src string, done func(any, error)) {
+	m.submit(newRequest(ctx, cmd, args, src, done))
 }
 
 // maxUnsent bounds how often one command is handed to a fresh connection
 // after it found the previous one dead before it was written.
 const maxUnsent = 2
 
-// send queues one command on mc and waits for its reply.
-func (m *mux) send(ctx context.Context, mc *muxConn, cmd string, args []any) (any, error) {
-	r := requests.Get().(*request)
-	r.cmd, r.args = cmd, args
-	select {
-	case mc.queue <- r:
-	case <-mc.broken:
-		return nil, notSentError{mc.err}
-	case <-ctx.Done():
-		return nil, ctx.Err()
+// submit queues r on the live connection, without blocking: with none, it
+// starts a dial and hands r to a goroutine that waits for it.
+func (m *mux) submit(r *request) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		m.finish(r, nil, errNodeClosed)
+		return
 	}
-	select {
-	case <-r.done:
-		return r.recycle()
-	case <-mc.broken:
-		select {
-		case <-r.done: // answered before the connection broke
-			return r.recycle()
-		default:
-			return nil, mc.err
-		}
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-// recycle returns r's result and puts r back for reuse.
-func (r *request) recycle() (any, error) {
-	reply, err := r.reply, r.err
-	*r = request{done: r.done}
-	requests.Put(r)
-	return reply, err
-}
-
-// conn returns the live connection, waiting for a dial (see dial.go) until
-// ctx ends.
-func (m *mux) conn(ctx context.Context) (*muxConn, error) {
-	for {
-		m.mu.Lock()
-		if m.closed {
-			m.mu.Unlock()
-			return nil, errNodeClosed
-		}
-		if mc := m.cur; mc != nil {
-			m.mu.Unlock()
-			return mc, nil
-		}
-		a, err := m.n.dialer.attempt()
+	mc := m.cur
+	if mc == nil {
+		a, err := m.dial()
 		m.mu.Unlock()
 		if err != nil {
-			return nil, err
+			m.finish(r, nil, err)
+			return
 		}
-		if err := a.wait(ctx); err != nil {
-			return nil, err
-		}
+		go m.afterDial(a, r)
+		return
 	}
+	m.mu.Unlock()
+	if err := mc.enqueue(r); err != nil {
+		m.finish(r, nil, err)
+	}
+}
+
+// afterDial submits r once the dial a ended, or fails it when the dial
+// failed or r's context ended first (the dial goes on).
+func (m *mux) afterDial(a *dialAttempt, r *request) {
+	err := r.ctx.Err()
+	if err == nil {
+		err = a.wait(r.ctx)
+	}
+	if err != nil {
+		m.finish(r, nil, err)
+		return
+	}
+	m.submit(r)
+}
+
+// enqueue hands r to the writer, or reports why not: the connection broke
+// (r is unsent) or the queue is full.
+func (mc *muxConn) enqueue(r *request) error {
+	mc.mu.RLock()
+	defer mc.mu.RUnlock()
+	if mc.failed {
+		return notSentError{mc.err}
+	}
+	select {
+	case mc.queue <- r:
+		return nil
+	default:
+		return errBusy
+	}
+}
+
+// finish completes r with reply and err, unless r goes out again: an
+// EVALSHA the master did not know as EVAL, or an unsent command on a
+// fresh connection (resend).
+func (m *mux) finish(r *request, reply any, err error) {
+	if r.src != "" && isNoScript(err) {
+		// NOSCRIPT: the master ran nothing; send the source.
+		withSrc := make([]any, len(r.args))
+		withSrc[0] = r.src
+		copy(withSrc[1:], r.args[1:])
+		r.cmd, r.args, r.src = "EVAL", withSrc, ""
+		m.submit(r)
+		return
+	}
+	if m.resend(r, err) {
+		return
+	}
+	if r.done == nil {
+		r.reply, r.err = reply, err
+		r.ch <- struct{}{}
+		return
+	}
+	done := r.done
+	*r = request{ch: r.ch}
+	requests.Put(r)
+	done(reply, m.wrap(err))
+}
+
+// resend hands r to a fresh connection when it provably never left this
+// process (see the top of this file), and reports whether it did.
+func (m *mux) resend(r *request, err error) bool {
+	ctx, tries := r.ctx, r.tries
+	var notSent notSentError
+	if tries < maxUnsent && errors.As(err, &notSent) && ctx.Err() == nil {
+		r.tries++
+		m.submit(r)
+		return true
+	}
+	return false
+}
+
+// recycle returns a waited-for r's result and puts r back for reuse.
+func (r *request) recycle() (any, error) {
+	reply, err := r.reply, r.err
+	*r = request{ch: r.ch}
+	requests.Put(r)
+	return reply, err
 }
 
 // install makes c the live connection and starts its goroutines; it is the
@@ -186,7 +267,7 @@ func (m *mux) install(c *conn) error {
 
 // write batches queued commands into single flushes.
 func (m *mux) write(mc *muxConn) {
-	defer m.wg.Done()
+	defer m.exit(mc)
 	for {
 		var r *request
 		select {
@@ -199,22 +280,22 @@ func (m *mux) write(mc *muxConn) {
 				// Nothing was written since the connection went idle:
 				// every command on it is unsent.
 				err = notSentError{err}
-				r.finish(nil, err)
 				m.fail(mc, err)
+				m.finish(r, nil, err)
 				return
 			}
 		}
 		for {
 			if err := mc.c.Send(r.cmd, r.args...); err != nil {
 				m.fail(mc, err)
-				r.finish(nil, mc.err)
+				m.finish(r, nil, mc.err)
 				return
 			}
 			mc.outstanding.Add(1)
 			select {
 			case mc.pending <- r:
 			case <-mc.broken:
-				r.finish(nil, mc.err)
+				m.finish(r, nil, mc.err)
 				return
 			}
 			select {
@@ -233,7 +314,7 @@ func (m *mux) write(mc *muxConn) {
 
 // read matches replies to the commands written, in order.
 func (m *mux) read(mc *muxConn) {
-	defer m.wg.Done()
+	defer m.exit(mc)
 	for {
 		var r *request
 		select {
@@ -241,17 +322,38 @@ func (m *mux) read(mc *muxConn) {
 		case <-mc.broken:
 			return
 		}
-		reply, err := redis.ReceiveWithTimeout(mc.c, m.n.stallTimeout)
+		reply, err := redis.ReceiveWithTimeout(mc.c, m.stall)
 		mc.outstanding.Add(-1)
 		if _, isReply := err.(redis.Error); err != nil && !isReply {
 			if isTimeout(err) {
 				err = errStalled
 			}
 			m.fail(mc, err)
-			r.finish(nil, mc.err)
+			m.finish(r, nil, mc.err)
 			return
 		}
-		r.finish(reply, err)
+		m.finish(r, reply, err)
+	}
+}
+
+// exit ends one of mc's goroutines. The second to exit, when nothing can
+// be queued on mc any more, completes the commands left in its channels:
+// those still queued were never written (they may go out on a fresh
+// connection), those written get mc's error.
+func (m *mux) exit(mc *muxConn) {
+	defer m.wg.Done()
+	if mc.exited.Add(1) < 2 {
+		return
+	}
+	for {
+		select {
+		case r := <-mc.pending:
+			m.finish(r, nil, mc.err)
+		case r := <-mc.queue:
+			m.finish(r, nil, notSentError{mc.err})
+		default:
+			return
+		}
 	}
 }
 
@@ -260,29 +362,28 @@ func isTimeout(err error) bool {
 	return errors.As(err, &t) && t.Timeout()
 }
 
-func (r *request) finish(reply any, err error) {
-	r.reply, r.err = reply, err
-	r.done <- struct{}{}
-}
-
 // fail marks mc broken (once), closes its connection (which ends a read or
 // write in progress) and detaches it from m, so that the next caller dials
-// anew. Callers still waiting on mc see broken and return its error; the
-// commands left in its channels are dropped with it.
+// anew. The commands left on mc are completed when its goroutines exit.
 func (m *mux) fail(mc *muxConn, err error) {
-	mc.once.Do(func() {
-		mc.err = err
-		close(mc.broken)
-		mc.c.Close()
-		m.mu.Lock()
-		if m.cur == mc {
-			m.cur = nil
-		}
-		m.mu.Unlock()
-	})
+	mc.mu.Lock()
+	if mc.failed {
+		mc.mu.Unlock()
+		return
+	}
+	mc.failed, mc.err = true, err
+	mc.mu.Unlock()
+	close(mc.broken)
+	mc.c.Close()
+	m.mu.Lock()
+	if m.cur == mc {
+		m.cur = nil
+	}
+	m.mu.Unlock()
 }
 
-// close fails the current connection and waits for every goroutine.
+// close fails the current connection and waits for its goroutines, which
+// complete every command left on it.
 func (m *mux) close() {
 	m.mu.Lock()
 	m.closed = true

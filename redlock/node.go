@@ -7,8 +7,10 @@ import "context"
 //
 // A Node may have optional abilities, exported interfaces that a Locker
 // detects by type assertion, the way io.Copy detects io.WriterTo:
-// Subscriber (wake on release) and PreparedEvaler (a script call whose
-// argument list is built once per fan-out). A Node that wraps another Node
+// Subscriber (wake on release), PreparedEvaler (a script call whose
+// argument list is built once per fan-out) and AsyncNode (calls that
+// complete by callback, without a goroutine per node and call). A Node
+// that wraps another Node
 // (to count, trace or fault its calls) must forward each ability the
 // wrapped Node has, or the Locker silently does without it.
 type Node interface {
@@ -43,4 +45,28 @@ type Subscriber interface {
 // conventions. *pool.Node implements it. A wrapper Node must forward it.
 type PreparedEvaler interface {
 	EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error)
+}
+
+// AsyncNode is an optional Node ability: calls that complete by callback.
+// A Locker whose Node is an AsyncNode starts every call to it without a
+// goroutine and counts its vote when done runs, typically on the reader
+// goroutine of a pipelined connection; a master that does not answer then
+// costs a pending call, not a parked goroutine. Other Nodes get a goroutine
+// per call. *pool.Node implements it. A wrapper Node must forward it (or
+// not implement it at all, so that its Do and Eval are called).
+//
+// Each method returns at once and runs done exactly once, with the reply
+// and error that Do (or PreparedEvaler.EvalPrepared, including the EVAL
+// fallback) would have returned. done may run on any goroutine, also on the
+// caller's before the method returns. It does not block, and an
+// implementation must not block in it either: what done does may send
+// further calls to the same Node. done must run eventually, also for a
+// master that never answers (an implementation bounds a pending call, as
+// pool.Config.StallTimeout does, and completes it at its own Close): the
+// Locker sends a master its release only after that master's acquire call
+// has completed. ctx bounds waiting before the command is sent (for a
+// connection, say); a command that was sent is never sent again.
+type AsyncNode interface {
+	DoAsync(ctx context.Context, cmd string, args []any, done func(reply any, err error))
+	EvalPreparedAsync(ctx context.Context, src string, cmdArgs []any, done func(reply any, err error))
 }

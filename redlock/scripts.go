@@ -42,37 +42,59 @@ func loadScript(name string) script {
 	return script{src: string(src), hash: hex.EncodeToString(sum[:])}
 }
 
-// call is one script invocation for a fan-out: its keys and arguments, and
-// the EVALSHA argument list built from them once.
+// call is one command for a fan-out: a script invocation (its keys and
+// arguments, and the EVALSHA argument list built from them once) or, with
+// cmd set, a plain command sent with Do; and how its reply reads as a vote.
 type call struct {
 	s        script
+	cmd      string // a plain command (SET NX), sent with Do with args
 	keys     []string
 	args     []any
 	prepared []any
+	vote     func(reply any, err error) quorum.Vote
 }
 
+// with makes a call of s that answers a count (see countVote).
 func (s script) with(keys []string, args ...any) *call {
 	prepared := make([]any, 0, 2+len(keys)+len(args))
 	prepared = append(prepared, s.hash, len(keys))
 	for _, k := range keys {
 		prepared = append(prepared, k)
 	}
-	return &call{s: s, keys: keys, args: args, prepared: append(prepared, args...)}
+	return &call{s: s, keys: keys, args: args, prepared: append(prepared, args...), vote: countVote}
 }
 
-// count runs the call on n; the script answers a count: > 0 is a yes
-// carrying the count, 0 a no.
-func (c *call) count(ctx context.Context, n Node) quorum.Vote {
-	var reply any
-	var err error
-	if p, ok := n.(PreparedEvaler); ok {
-		reply, err = p.EvalPrepared(ctx, c.s.src, c.prepared)
-	} else {
-		reply, err = n.Eval(ctx, c.s.hash, c.s.src, c.keys, c.args...)
+// run sends c to n and waits for its vote.
+func (c *call) run(ctx context.Context, n Node) quorum.Vote {
+	if c.cmd != "" {
+		return c.vote(n.Do(ctx, c.cmd, c.args...))
 	}
-	return countVote(reply, err)
+	if p, ok := n.(PreparedEvaler); ok {
+		return c.vote(p.EvalPrepared(ctx, c.s.src, c.prepared))
+	}
+	return c.vote(n.Eval(ctx, c.s.hash, c.s.src, c.keys, c.args...))
 }
 
+// send sends c to node i and reports its vote with done(i, vote): by
+// callback when the node is an AsyncNode, else from a goroutine of its own
+// that waits for the call. It never blocks.
+func (l *Locker) send(ctx context.Context, c *call, i int, done quorum.Done) {
+	n := l.nodes[i]
+	a, ok := n.(AsyncNode)
+	if !ok {
+		go func() { done(i, c.run(ctx, n)) }()
+		return
+	}
+	f := func(reply any, err error) { done(i, c.vote(reply, err)) }
+	if c.cmd != "" {
+		a.DoAsync(ctx, c.cmd, c.args, f)
+	} else {
+		a.EvalPreparedAsync(ctx, c.s.src, c.prepared, f)
+	}
+}
+
+// countVote reads a script's count: > 0 is a yes carrying the count, 0 a
+// no.
 func countVote(reply any, err error) quorum.Vote {
 	if err != nil {
 		return quorum.Vote{Err: err}

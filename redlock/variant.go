@@ -23,7 +23,7 @@ type variant struct {
 	// acquire returns one attempt's acquire step, which tries the lock on
 	// one master; the arguments are built once per attempt, not per
 	// master. A yes vote may carry an int64 Value (the fencing counter).
-	acquire func(keys []string, token string, ms int64) func(ctx context.Context, n Node) quorum.Vote
+	acquire func(keys []string, token string, ms int64) *call
 	// extend (ARGV token, ms) and release (ARGV token, channel, then
 	// releaseArg if set) answer a count: > 0 yes, 0 no.
 	extend, release script
@@ -46,8 +46,8 @@ type variant struct {
 }
 
 // acquire makes a script, called with (token, ms), a variant's acquire.
-func (s script) acquire(keys []string, token string, ms int64) func(context.Context, Node) quorum.Vote {
-	return s.with(keys, token, ms).count
+func (s script) acquire(keys []string, token string, ms int64) *call {
+	return s.with(keys, token, ms)
 }
 
 // releaseArgs are the release script's arguments; channel "" announces
@@ -68,11 +68,8 @@ func (v *variant) releases(vote quorum.Vote) bool {
 var plain = &variant{
 	kind: KindLock,
 	keys: func(key string) []string { return []string{key} },
-	acquire: func(keys []string, token string, ms int64) func(context.Context, Node) quorum.Vote {
-		args := []any{keys[0], token, "NX", "PX", ms}
-		return func(ctx context.Context, n Node) quorum.Vote {
-			return setVote(n.Do(ctx, "SET", args...))
-		}
+	acquire: func(keys []string, token string, ms int64) *call {
+		return &call{cmd: "SET", args: []any{keys[0], token, "NX", "PX", ms}, vote: setVote}
 	},
 	extend:  extendScript,
 	release: releaseScript,
