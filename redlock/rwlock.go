@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"time"
-
 )
 
 // RWMutex is a read-write lock: many readers at once, or one writer. Each
