@@ -37,7 +37,7 @@ import (
 // is a failed vote. Only a command that provably never left this process is
 // sent on a fresh connection (resend): before the writer writes to a
 // connection on which no command is in flight, it checks that the master
-// has not closed it (idleCheck; a restart while idle is the common case),
+// has not closed it (idleChecker; a restart while idle is the common case),
 // and the commands it took are then handed back unsent; so are the
 // commands still queued, unwritten, on a connection that broke. An EVALSHA
 // answered NOSCRIPT ran nothing, and goes again as EVAL.
@@ -226,6 +226,9 @@ func (m *mux) finish(r *request, reply any, err error) {
 // resend hands r to a fresh connection when it provably never left this
 // process (see the top of this file), and reports whether it did.
 func (m *mux) resend(r *request, err error) bool {
+	if err == nil {
+		return false
+	}
 	ctx, tries := r.ctx, r.tries
 	var notSent notSentError
 	if tries < maxUnsent && errors.As(err, &notSent) && ctx.Err() == nil {
@@ -276,7 +279,7 @@ func (m *mux) write(mc *muxConn) {
 			return
 		}
 		if mc.outstanding.Load() == 0 {
-			if err := mc.c.idle(); err != nil {
+			if err := mc.c.checkIdle(); err != nil {
 				// Nothing was written since the connection went idle:
 				// every command on it is unsent.
 				err = notSentError{err}

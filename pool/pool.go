@@ -134,7 +134,7 @@ func New(cfg Config) *Node {
 	}
 	if cfg.HealthCheckAfter > 0 {
 		n.pool.TestOnBorrowContext = func(ctx context.Context, c redis.Conn, lastUsed time.Time) error {
-			if err := c.(*conn).idle(); err != nil {
+			if err := c.(*conn).checkIdle(); err != nil {
 				return err // closed by the master while idle: never written to
 			}
 			if time.Since(lastUsed) < cfg.HealthCheckAfter {
@@ -146,7 +146,7 @@ func New(cfg Config) *Node {
 	}
 	if cfg.HealthCheckAfter < 0 {
 		n.pool.TestOnBorrowContext = func(ctx context.Context, c redis.Conn, _ time.Time) error {
-			return c.(*conn).idle()
+			return c.(*conn).checkIdle()
 		}
 	}
 	return n

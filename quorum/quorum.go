@@ -191,24 +191,31 @@ func Async(ctx context.Context, n int, opts Options, start func(ctx context.Cont
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f := &fanout{n: n, opts: opts, decided: make(chan struct{})}
+	f := &fanout{n: n, opts: opts, wake: make(chan struct{})}
 	f.st.init(n, opts.Need)
-	// One context for all the node calls: they start together, so they
-	// share a deadline. The last vote releases it.
-	nctx, cancel := nodeContext(ctx, opts.Timeout)
-	f.cancel = cancel
+	// One context for all the node calls (f.nctx): they start together,
+	// so they share a deadline, and one timer ends it. The last vote
+	// stops the timer.
+	f.nctx.parent, f.nctx.f = ctx, f
+	if opts.Timeout > 0 {
+		f.deadline, f.hasDeadline = time.Now().Add(opts.Timeout), true
+	} else {
+		f.deadline, f.hasDeadline = ctx.Deadline()
+	}
+	if f.hasDeadline {
+		f.mu.Lock() // the timer may fire before it is stored
+		f.timer = time.AfterFunc(time.Until(f.deadline), f.expire)
+		f.mu.Unlock()
+	}
 	done := f.done
 	for i := range n {
-		start(nctx, i, done)
+		start(&f.nctx, i, done)
 	}
 
 	res := &f.st.res
 	var err error
-	timedOut := false
 	select {
-	case <-f.decided:
-	case <-nctx.Done():
-		timedOut = true // or every vote is in, and decided is closed too
+	case <-f.wake: // decided, or the timeout
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
@@ -217,7 +224,7 @@ func Async(ctx context.Context, n int, opts Options, start func(ctx context.Cont
 	switch {
 	case res.decided():
 		err = nil
-	case timedOut:
+	case f.expired:
 		for i := range res.Answered {
 			if !res.Answered[i] {
 				res.record(i, Vote{Err: ErrNoAnswer})
@@ -238,15 +245,22 @@ func Async(ctx context.Context, n int, opts Options, start func(ctx context.Cont
 
 // fanout is the state of one Async.
 type fanout struct {
-	n       int
-	opts    Options
-	cancel  context.CancelFunc
-	decided chan struct{} // closed when st.res is decided
+	n    int
+	opts Options
+	nctx nodeCtx
+	wake chan struct{} // closed once st.res is decided or the timeout passed
+
+	deadline    time.Time
+	hasDeadline bool
 
 	mu       sync.Mutex
 	st       resultStore
-	returned int  // votes reported
-	over     bool // Async returned: st.res no longer changes
+	returned int           // votes reported
+	over     bool          // Async returned: st.res no longer changes
+	woken    bool          // wake is closed
+	timer    *time.Timer   // ends nctx at deadline; nil without one
+	expired  bool          // the deadline passed
+	ended    chan struct{} // nctx.Done(), made on demand
 }
 
 // done counts node i's vote while the outcome is open; a vote that comes
@@ -258,7 +272,9 @@ func (f *fanout) done(i int, v Vote) {
 	res := &f.st.res
 	f.mu.Lock()
 	f.returned++
-	last := f.returned == f.n
+	if f.returned == f.n && f.timer != nil {
+		f.timer.Stop() // every vote is in: nothing is left to time out
+	}
 	late := false
 	if !res.Answered[i] { // else counted as ErrNoAnswer at the timeout
 		if f.over || res.decided() {
@@ -266,14 +282,11 @@ func (f *fanout) done(i int, v Vote) {
 		} else {
 			res.record(i, v)
 			if res.decided() {
-				close(f.decided)
+				f.wakeLocked()
 			}
 		}
 	}
 	f.mu.Unlock()
-	if last {
-		f.cancel()
-	}
 	if late && f.opts.Failed != nil {
 		failed, err := f.opts.Failed, v.Err
 		handOff(func() { failed(i, err) })
@@ -282,6 +295,69 @@ func (f *fanout) done(i int, v Vote) {
 		f.opts.Then(i, v)
 	}
 }
+
+// expire is the timer's: the node calls' context ends.
+func (f *fanout) expire() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.expired = true
+	if f.ended != nil {
+		close(f.ended)
+	}
+	f.wakeLocked()
+}
+
+func (f *fanout) wakeLocked() {
+	if !f.woken {
+		f.woken = true
+		close(f.wake)
+	}
+}
+
+// nodeCtx is the node calls' context of one fan-out: the values of the
+// caller's context without its cancellation, the fan-out's deadline, and a
+// Done channel made only for a call that asks for it. It lives in the
+// fanout, so that it costs no allocation of its own.
+type nodeCtx struct {
+	parent context.Context
+	f      *fanout
+}
+
+func (c *nodeCtx) Deadline() (time.Time, bool) { return c.f.deadline, c.f.hasDeadline }
+
+func (c *nodeCtx) Done() <-chan struct{} {
+	f := c.f
+	if !f.hasDeadline {
+		return nil // never ends, as context.WithoutCancel's
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ended == nil {
+		f.ended = make(chan struct{})
+		if f.expired {
+			close(f.ended)
+		}
+	}
+	return f.ended
+}
+
+func (c *nodeCtx) Err() error {
+	f := c.f
+	if !f.hasDeadline {
+		return nil
+	}
+	f.mu.Lock()
+	expired := f.expired
+	f.mu.Unlock()
+	if expired || !time.Now().Before(f.deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (c *nodeCtx) Value(key any) any { return c.parent.Value(key) }
+
+func (c *nodeCtx) String() string { return "quorum.nodeContext" }
 
 // handOff runs f on a goroutine of its own, after the functions handed off
 // before it: a report of a late failure never runs on the goroutine that
@@ -320,17 +396,4 @@ func runLate() {
 			f()
 		}
 	}
-}
-
-// nodeContext is ctx without its cancellation, ending after timeout (if
-// positive) or else at ctx's deadline (if any).
-func nodeContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	detached := context.WithoutCancel(ctx)
-	if timeout > 0 {
-		return context.WithTimeout(detached, timeout)
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		return context.WithDeadline(detached, dl)
-	}
-	return detached, func() {}
 }
