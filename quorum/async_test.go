@@ -94,12 +94,12 @@ func TestAsyncCountsCallbacks(t *testing.T) {
 		go func() {
 			done := <-dones
 			time.Sleep(ms)
-			done(0, yes)
-			done(1, fail)
-			done(2, yes)
-			done(3, yes) // decided here
+			done.Vote(0, yes)
+			done.Vote(1, fail)
+			done.Vote(2, yes)
+			done.Vote(3, yes) // decided here
 			time.Sleep(ms)
-			done(4, fail)
+			done.Vote(4, fail)
 		}()
 		res, err := quorum.Async(t.Context(), 5, opts, func(ctx context.Context, i int, done quorum.Done) {
 			if i == 0 {
@@ -133,14 +133,14 @@ func TestAsyncCountsCallbacks(t *testing.T) {
 		res, err = quorum.Async(t.Context(), 3, opts, func(ctx context.Context, i int, done quorum.Done) {
 			done3 = done
 			if i == 0 {
-				done(i, yes)
+				done.Vote(i, yes)
 			}
 		})
 		if err != nil || res.OK() || res.Failed != 2 || time.Since(start) != 50*ms {
 			t.Fatalf("res=%+v err=%v after %v", res, err, time.Since(start))
 		}
-		done3(1, fail)
-		done3(2, yes)
+		done3.Vote(1, fail)
+		done3.Vote(2, yes)
 		synctest.Wait()
 		mu.Lock()
 		defer mu.Unlock()

@@ -157,11 +157,13 @@ type Options struct {
 	Failed func(i int, err error)
 }
 
-// Done reports node i's vote to its fan-out (see Async). It must be called
-// exactly once per node, from any goroutine, also before the start
-// function returned. It never blocks beyond a short critical section, and
-// runs Options.Then.
-type Done func(i int, v Vote)
+// Done takes the votes of one fan-out's calls (see Async): Vote(i, v)
+// reports node i's vote. It must be called exactly once per node, from any
+// goroutine, also before the start function returned. It never blocks
+// beyond a short critical section, and runs Options.Then.
+type Done interface {
+	Vote(i int, v Vote)
+}
 
 // Do calls call(ctx_i, i) for every i in [0, n), each in a goroutine of its
 // own, and returns as soon as the outcome is decided. Each ctx_i carries the
@@ -172,13 +174,13 @@ type Done func(i int, v Vote)
 // outside [1, n].
 func Do(ctx context.Context, n int, opts Options, call func(ctx context.Context, i int) Vote) (*Result, error) {
 	return Async(ctx, n, opts, func(ctx context.Context, i int, done Done) {
-		go func() { done(i, call(ctx, i)) }()
+		go func() { done.Vote(i, call(ctx, i)) }()
 	})
 }
 
 // Async is Do for calls that complete by callback: start(ctx_i, i, done)
 // sends node i's call and returns without waiting for it; the call then
-// reports its vote with done(i, vote). Votes are counted as they arrive,
+// reports its vote with done.Vote(i, vote). Votes are counted as they arrive,
 // under one lock and one timer per fan-out, and Async starts no goroutine:
 // a node that never answers costs its pending call, not a parked goroutine.
 // start runs on Async's goroutine, for i in order; it must not block.
@@ -191,7 +193,7 @@ func Async(ctx context.Context, n int, opts Options, start func(ctx context.Cont
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f := &fanout{n: n, opts: opts, wake: make(chan struct{})}
+	f := &fanout{n: n, opts: opts, wake: make(chan struct{}, 1)}
 	f.st.init(n, opts.Need)
 	// One context for all the node calls (f.nctx): they start together,
 	// so they share a deadline, and one timer ends it. The last vote
@@ -207,9 +209,8 @@ func Async(ctx context.Context, n int, opts Options, start func(ctx context.Cont
 		f.timer = time.AfterFunc(time.Until(f.deadline), f.expire)
 		f.mu.Unlock()
 	}
-	done := f.done
 	for i := range n {
-		start(&f.nctx, i, done)
+		start(&f.nctx, i, f)
 	}
 
 	res := &f.st.res
@@ -248,7 +249,7 @@ type fanout struct {
 	n    int
 	opts Options
 	nctx nodeCtx
-	wake chan struct{} // closed once st.res is decided or the timeout passed
+	wake chan struct{} // gets one send once st.res is decided or the timeout passed
 
 	deadline    time.Time
 	hasDeadline bool
@@ -263,9 +264,9 @@ type fanout struct {
 	ended    chan struct{} // nctx.Done(), made on demand
 }
 
-// done counts node i's vote while the outcome is open; a vote that comes
+// Vote counts node i's vote while the outcome is open; a vote that comes
 // later is late, and reported through handOff if it failed.
-func (f *fanout) done(i int, v Vote) {
+func (f *fanout) Vote(i int, v Vote) {
 	if v.Err != nil {
 		v.Yes = false
 	}
@@ -310,7 +311,7 @@ func (f *fanout) expire() {
 func (f *fanout) wakeLocked() {
 	if !f.woken {
 		f.woken = true
-		close(f.wake)
+		f.wake <- struct{}{} // buffered 1: never blocks
 	}
 }
 

@@ -39,13 +39,22 @@ type acksStore struct {
 	votes    [8]quorum.Vote
 }
 
-func newAcks(n int) *acks {
-	if n > len(acksStore{}.returned) {
-		return &acks{returned: make([]bool, n), votes: make([]quorum.Vote, n)}
+// init sets up st.a for n nodes and returns it.
+func (st *acksStore) init(n int) *acks {
+	if n > len(st.returned) {
+		st.a = acks{returned: make([]bool, n), votes: make([]quorum.Vote, n)}
+	} else {
+		st.a.returned, st.a.votes = st.returned[:n], st.votes[:n]
 	}
-	st := &acksStore{}
-	st.a.returned, st.a.votes = st.returned[:n], st.votes[:n]
 	return &st.a
+}
+
+// attemptState is what one attempt allocates: its acks, and the Lock it
+// returns if it succeeds, in one allocation (with the first attempt's,
+// the Lock call's waiting too; see Locker.acquire).
+type attemptState struct {
+	acks acksStore
+	lock Lock
 }
 
 // ack records that node i's acquire returned with vote, and sends what
@@ -127,16 +136,16 @@ func (l *Locker) fanOut(ctx context.Context, op string, acks *acks, grantedOnly 
 func (l *Locker) sendAfter(ctx context.Context, op string, c *call, i int, grantedOnly bool, acquire quorum.Vote, done quorum.Done) {
 	switch {
 	case grantedOnly && !acquire.Yes:
-		done(i, quorum.Vote{})
+		done.Vote(i, quorum.Vote{})
 	case ctx.Err() == nil:
 		l.send(ctx, c, i, done)
 	case op == opExtend:
-		done(i, quorum.Vote{Err: errLateExtend})
+		done.Vote(i, quorum.Vote{Err: errLateExtend})
 	default: // a release is always sent, under a node timeout of its own
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.nodeTimeout)
-		l.send(rctx, c, i, func(i int, v quorum.Vote) {
+		l.send(rctx, c, i, voteFunc(func(i int, v quorum.Vote) {
 			cancel()
-			done(i, v)
-		})
+			done.Vote(i, v)
+		}))
 	}
 }

@@ -10,7 +10,8 @@ import (
 
 // attempt is one round of the Redlock algorithm. It also returns which
 // masters' calls have returned, for clean-up that must not overtake them.
-func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []string, token string, ttl time.Duration) (*Lock, *acks, error) {
+// st, if not nil, is where the attempt keeps its state; nil allocates it.
+func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []string, token string, ttl time.Duration, st *attemptState) (*Lock, *acks, error) {
 	ms := ttl.Milliseconds()
 	ttl = time.Duration(ms) * time.Millisecond // what the masters enforce
 
@@ -19,7 +20,10 @@ func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []str
 	// a node goes out once both the outcome is decided and that node's
 	// acquire returned, whichever comes last (acks.after): a release
 	// (here, or the lock's Unlock) never overtakes its node's acquire.
-	acks := newAcks(len(l.nodes))
+	if st == nil {
+		st = &attemptState{}
+	}
+	acks := st.acks.init(len(l.nodes))
 	acquire := v.acquire(keys, token, ms) // its arguments serve every node
 	start := l.clock.Now()
 	res, err := quorum.Async(ctx, len(l.nodes), quorum.Options{
@@ -36,7 +40,9 @@ func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []str
 	}
 	validity := ttl - l.clock.Now().Sub(start) - clock.Drift(ttl, l.driftFactor)
 	if err == nil && res.OK() && validity > 0 {
-		return newLock(l, v, key, keys, token, ttl, fence, start.Add(validity), acks), acks, nil
+		lk := &st.lock
+		lk.init(l, v, key, keys, token, ttl, fence, start.Add(validity), acks)
+		return lk, acks, nil
 	}
 	for i := range l.nodes {
 		acks.after(i, func(vote quorum.Vote) {
@@ -64,8 +70,8 @@ func (l *Locker) giveUp(ctx context.Context, v *variant, key string, keys []stri
 // on the goroutine that completed node i's acquire.
 func (l *Locker) release(ctx context.Context, v *variant, i int, channel string, keys []string, token string) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.nodeTimeout)
-	l.send(rctx, v.release.with(keys, v.releaseArgs(channel, token)...), i, func(i int, vote quorum.Vote) {
+	l.send(rctx, v.release.with(keys, v.releaseArgs(channel, token)...), i, voteFunc(func(i int, vote quorum.Vote) {
 		cancel()
 		l.observeLater(opRelease, i, vote)
-	})
+	}))
 }

@@ -28,7 +28,7 @@ func (l *Locker) raiseFence(ctx context.Context, res *quorum.Result, counterKey 
 	}
 	wb, err := quorum.Async(ctx, len(holders), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout, Failed: failed},
 		func(ctx context.Context, j int, done quorum.Done) {
-			l.send(ctx, raise, holders[j], func(_ int, v quorum.Vote) { done(j, v) })
+			l.send(ctx, raise, holders[j], voteFunc(func(_ int, v quorum.Vote) { done.Vote(j, v) }))
 		})
 	if err != nil {
 		return 0, err

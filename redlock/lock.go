@@ -19,7 +19,7 @@ type Lock struct {
 	fence      int64
 	acks       *acks         // which masters' acquire calls have returned
 	granted    time.Time     // when the Locker returned it, on its clock
-	extending  chan struct{} // holds a token while an Extend runs: one at a time (see extend.go)
+	extending  chan struct{} // holds a token while an Extend runs: one at a time (see extend.go); made by the first Extend
 
 	mu       sync.Mutex
 	until    time.Time
@@ -32,9 +32,10 @@ type Lock struct {
 	unknown  []map[time.Duration]int                      // per master: TTLs of extends whose outcome there is unknown
 }
 
-func newLock(l *Locker, v *variant, key string, keys []string, token string, ttl time.Duration, fence int64, until time.Time, acks *acks) *Lock {
-	return &Lock{l: l, v: v, key: key, keys: keys, token: token, ttl: ttl, fence: fence, until: until, acks: acks,
-		granted: l.clock.Now(), extending: make(chan struct{}, 1)}
+// init sets up a new lk (a zero Lock).
+func (lk *Lock) init(l *Locker, v *variant, key string, keys []string, token string, ttl time.Duration, fence int64, until time.Time, acks *acks) {
+	lk.l, lk.v, lk.key, lk.keys, lk.token, lk.ttl, lk.fence, lk.until, lk.acks = l, v, key, keys, token, ttl, fence, until, acks
+	lk.granted = l.clock.Now()
 }
 
 // errUnlocked ends a lock that its holder released.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"reflect"
+	"sync"
 	"time"
 )
 
@@ -16,6 +17,9 @@ type Locker struct {
 	nodes  []Node
 	queues queues // this process's waiters, per key
 	settings
+
+	failedOnce sync.Once
+	failedBy   map[string]func(i int, err error) // see failed
 }
 
 // New returns a Locker over nodes. It checks the node list (at least one
@@ -110,7 +114,15 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key, token string, ttl
 			return nil, err
 		}
 	}
-	w := l.newWaiting(key, retry && !v.unqueued)
+	// The Lock call's waiting and its first attempt's state share one
+	// allocation; later attempts get their own (an earlier one's acks may
+	// still be waited on by its late releases).
+	first := &struct {
+		w  waiting
+		st attemptState
+	}{}
+	w := &first.w
+	l.initWaiting(w, key, retry && !v.unqueued)
 	defer w.close()
 	if err := w.start(ctx); err != nil {
 		return nil, l.quorumError(opLock, key, nil, err)
@@ -121,7 +133,11 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key, token string, ttl
 		if tok == "" {
 			tok = rand.Text() // fresh per attempt: a late release of this one never hits the next
 		}
-		got, acks, aerr := l.attempt(ctx, v, key, keys, tok, ttl)
+		var st *attemptState
+		if attempts == 1 {
+			st = &first.st
+		}
+		got, acks, aerr := l.attempt(ctx, v, key, keys, tok, ttl, st)
 		if aerr == nil {
 			l.granted(got)
 			return got, nil

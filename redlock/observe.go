@@ -22,12 +22,18 @@ func (l *Locker) observe(op string, i int, v quorum.Vote) quorum.Vote {
 }
 
 // failed is a fan-out's quorum.Options.Failed for op: nil when nobody
-// listens.
+// listens. Each op's is made once.
 func (l *Locker) failed(op string) func(i int, err error) {
 	if l.onNodeError == nil && l.observer == nil {
 		return nil
 	}
-	return func(i int, err error) { l.observe(op, i, quorum.Vote{Err: err}) }
+	l.failedOnce.Do(func() {
+		l.failedBy = make(map[string]func(int, error), 4)
+		for _, op := range []string{opLock, opExtend, opUnlock, opRelease} {
+			l.failedBy[op] = func(i int, err error) { l.observe(op, i, quorum.Vote{Err: err}) }
+		}
+	})
+	return l.failedBy[op]
 }
 
 // observeLater is observe for a vote that arrived on a goroutine that must

@@ -31,6 +31,7 @@ var (
 // script is a Lua script with its SHA1 digest, for EVALSHA.
 type script struct {
 	src, hash string
+	hashArg   any // hash as an argument, boxed once
 }
 
 func loadScript(name string) script {
@@ -39,7 +40,8 @@ func loadScript(name string) script {
 		panic(err) // embedded at build time: cannot happen
 	}
 	sum := sha1.Sum(src)
-	return script{src: string(src), hash: hex.EncodeToString(sum[:])}
+	hash := hex.EncodeToString(sum[:])
+	return script{src: string(src), hash: hash, hashArg: hash}
 }
 
 // call is one command for a fan-out: a script invocation (its keys and
@@ -52,16 +54,22 @@ type call struct {
 	args     []any
 	prepared []any
 	vote     func(reply any, err error) quorum.Vote
+	buf      [8]any // backs prepared, or a plain command's args, when they fit
 }
 
 // with makes a call of s that answers a count (see countVote).
 func (s script) with(keys []string, args ...any) *call {
-	prepared := make([]any, 0, 2+len(keys)+len(args))
-	prepared = append(prepared, s.hash, len(keys))
+	c := &call{s: s, keys: keys, args: args, vote: countVote}
+	prepared := c.buf[:0]
+	if size := 2 + len(keys) + len(args); size > len(c.buf) {
+		prepared = make([]any, 0, size)
+	}
+	prepared = append(prepared, s.hashArg, len(keys))
 	for _, k := range keys {
 		prepared = append(prepared, k)
 	}
-	return &call{s: s, keys: keys, args: args, prepared: append(prepared, args...), vote: countVote}
+	c.prepared = append(prepared, args...)
+	return c
 }
 
 // run sends c to n and waits for its vote.
@@ -75,23 +83,28 @@ func (c *call) run(ctx context.Context, n Node) quorum.Vote {
 	return c.vote(n.Eval(ctx, c.s.hash, c.s.src, c.keys, c.args...))
 }
 
-// send sends c to node i and reports its vote with done(i, vote): by
+// send sends c to node i and reports its vote with done.Vote(i, vote): by
 // callback when the node is an AsyncNode, else from a goroutine of its own
 // that waits for the call. It never blocks.
 func (l *Locker) send(ctx context.Context, c *call, i int, done quorum.Done) {
 	n := l.nodes[i]
 	a, ok := n.(AsyncNode)
 	if !ok {
-		go func() { done(i, c.run(ctx, n)) }()
+		go func() { done.Vote(i, c.run(ctx, n)) }()
 		return
 	}
-	f := func(reply any, err error) { done(i, c.vote(reply, err)) }
+	f := func(reply any, err error) { done.Vote(i, c.vote(reply, err)) }
 	if c.cmd != "" {
 		a.DoAsync(ctx, c.cmd, c.args, f)
 	} else {
 		a.EvalPreparedAsync(ctx, c.s.src, c.prepared, f)
 	}
 }
+
+// voteFunc is a quorum.Done made of a function.
+type voteFunc func(i int, v quorum.Vote)
+
+func (f voteFunc) Vote(i int, v quorum.Vote) { f(i, v) }
 
 // countVote reads a script's count: > 0 is a yes carrying the count, 0 a
 // no.

@@ -69,7 +69,10 @@ var plain = &variant{
 	kind: KindLock,
 	keys: func(key string) []string { return []string{key} },
 	acquire: func(keys []string, token string, ms int64) *call {
-		return &call{cmd: "SET", args: []any{keys[0], token, "NX", "PX", ms}, vote: setVote}
+		c := &call{cmd: "SET", vote: setVote}
+		c.buf[0], c.buf[1], c.buf[2], c.buf[3], c.buf[4] = keys[0], token, "NX", "PX", ms
+		c.args = c.buf[:5]
+		return c
 	},
 	extend:  extendScript,
 	release: releaseScript,
