@@ -29,7 +29,19 @@ type acks struct {
 	mu       sync.Mutex
 	returned []bool
 	votes    []quorum.Vote
+	sends    []deferredSend        // one fan-out call per node, sent at its ack
 	later    [][]func(quorum.Vote) // run at node i's ack, with its vote
+}
+
+// deferredSend is a fan-out's call to a node whose acquire had not returned
+// yet: the arguments of Locker.sendAfter, kept without a closure.
+type deferredSend struct {
+	l           *Locker
+	ctx         context.Context
+	op          string
+	c           *call
+	grantedOnly bool
+	done        quorum.Done
 }
 
 // acksStore keeps an acks and, for small n, its slices in one allocation.
@@ -37,14 +49,15 @@ type acksStore struct {
 	a        acks
 	returned [8]bool
 	votes    [8]quorum.Vote
+	sends    [8]deferredSend
 }
 
 // init sets up st.a for n nodes and returns it.
 func (st *acksStore) init(n int) *acks {
 	if n > len(st.returned) {
-		st.a = acks{returned: make([]bool, n), votes: make([]quorum.Vote, n)}
+		st.a = acks{returned: make([]bool, n), votes: make([]quorum.Vote, n), sends: make([]deferredSend, n)}
 	} else {
-		st.a.returned, st.a.votes = st.returned[:n], st.votes[:n]
+		st.a.returned, st.a.votes, st.a.sends = st.returned[:n], st.votes[:n], st.sends[:n]
 	}
 	return &st.a
 }
@@ -63,25 +76,44 @@ type attemptState struct {
 func (a *acks) ack(i int, vote quorum.Vote) {
 	a.mu.Lock()
 	a.returned[i], a.votes[i] = true, vote
+	d := a.sends[i]
+	a.sends[i] = deferredSend{}
 	var fs []func(quorum.Vote)
 	if a.later != nil {
 		fs, a.later[i] = a.later[i], nil
 	}
 	a.mu.Unlock()
+	if d.l != nil {
+		d.l.sendAfter(d.ctx, d.op, d.c, i, d.grantedOnly, vote, d.done)
+	}
 	for _, f := range fs {
 		f(vote)
 	}
 }
 
-// vote reports node i's acquire vote, if it returned. A nil *acks reports
-// a grant.
-func (a *acks) vote(i int) (quorum.Vote, bool) {
+// sendAfter is Locker.sendAfter once node i's acquire returned: now, or
+// at its ack, without a closure unless another call waits there already.
+func (a *acks) sendAfter(l *Locker, ctx context.Context, op string, c *call, i int, grantedOnly bool, done quorum.Done) {
 	if a == nil {
-		return quorum.Vote{Yes: true}, true
+		l.sendAfter(ctx, op, c, i, grantedOnly, quorum.Vote{Yes: true}, done)
+		return
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.votes[i], a.returned[i]
+	if a.returned[i] {
+		vote := a.votes[i]
+		a.mu.Unlock()
+		l.sendAfter(ctx, op, c, i, grantedOnly, vote, done)
+		return
+	}
+	if a.sends[i].l == nil {
+		a.sends[i] = deferredSend{l: l, ctx: ctx, op: op, c: c, grantedOnly: grantedOnly, done: done}
+		a.mu.Unlock()
+		return
+	}
+	a.mu.Unlock()
+	a.after(i, func(acquire quorum.Vote) {
+		l.sendAfter(ctx, op, c, i, grantedOnly, acquire, done)
+	})
 }
 
 // after runs f with node i's acquire vote once that acquire has returned:
@@ -121,13 +153,7 @@ func (l *Locker) fanOut(ctx context.Context, op string, acks *acks, grantedOnly 
 	c := s.with(keys, args...)
 	return quorum.Async(ctx, len(l.nodes), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout, Then: then, Failed: l.failed(op)},
 		func(ctx context.Context, i int, done quorum.Done) {
-			if acquire, ok := acks.vote(i); ok { // the common case: no closure
-				l.sendAfter(ctx, op, c, i, grantedOnly, acquire, done)
-				return
-			}
-			acks.after(i, func(acquire quorum.Vote) {
-				l.sendAfter(ctx, op, c, i, grantedOnly, acquire, done)
-			})
+			acks.sendAfter(l, ctx, op, c, i, grantedOnly, done)
 		})
 }
 

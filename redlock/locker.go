@@ -108,19 +108,26 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key, token string, ttl
 	if err := l.checkCall(ctx, key, ttl); err != nil {
 		return nil, err
 	}
-	keys := v.keys(key)
+	// The Lock call's waiting, its keys and its first attempt's state
+	// share one allocation; later attempts get their own (an earlier one's
+	// acks may still be waited on by its late releases).
+	first := &struct {
+		w   waiting
+		st  attemptState
+		key [1]string
+	}{}
+	var keys []string
+	if v.oneKey {
+		first.key[0] = key
+		keys = first.key[:]
+	} else {
+		keys = v.keys(key)
+	}
 	if len(keys) > 1 {
 		if err := checkDerivable(key); err != nil {
 			return nil, err
 		}
 	}
-	// The Lock call's waiting and its first attempt's state share one
-	// allocation; later attempts get their own (an earlier one's acks may
-	// still be waited on by its late releases).
-	first := &struct {
-		w  waiting
-		st attemptState
-	}{}
 	w := &first.w
 	l.initWaiting(w, key, retry && !v.unqueued)
 	defer w.close()

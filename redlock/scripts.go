@@ -59,7 +59,7 @@ type call struct {
 
 // with makes a call of s that answers a count (see countVote).
 func (s script) with(keys []string, args ...any) *call {
-	c := &call{s: s, keys: keys, args: args, vote: countVote}
+	c := &call{s: s, keys: keys, vote: countVote}
 	prepared := c.buf[:0]
 	if size := 2 + len(keys) + len(args); size > len(c.buf) {
 		prepared = make([]any, 0, size)
@@ -69,6 +69,7 @@ func (s script) with(keys []string, args ...any) *call {
 		prepared = append(prepared, k)
 	}
 	c.prepared = append(prepared, args...)
+	c.args = c.prepared[2+len(keys):] // args itself is not kept
 	return c
 }
 

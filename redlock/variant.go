@@ -20,6 +20,9 @@ type variant struct {
 	// keys returns the Redis keys of the lock named key; keys[0] is the
 	// key whose presence means "held". All share one hash slot.
 	keys func(key string) []string
+	// oneKey: keys returns just the key (the Locker then keeps it without
+	// an allocation of its own).
+	oneKey bool
 	// acquire returns one attempt's acquire step, which tries the lock on
 	// one master; the arguments are built once per attempt, not per
 	// master. A yes vote may carry an int64 Value (the fencing counter).
@@ -66,8 +69,9 @@ func (v *variant) releases(vote quorum.Vote) bool {
 }
 
 var plain = &variant{
-	kind: KindLock,
-	keys: func(key string) []string { return []string{key} },
+	kind:   KindLock,
+	keys:   func(key string) []string { return []string{key} },
+	oneKey: true,
 	acquire: func(keys []string, token string, ms int64) *call {
 		c := &call{cmd: "SET", vote: setVote}
 		c.buf[0], c.buf[1], c.buf[2], c.buf[3], c.buf[4] = keys[0], token, "NX", "PX", ms
