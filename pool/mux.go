@@ -20,9 +20,10 @@ import (
 // Every command completes by callback: the reader completes each request
 // as its reply arrives (a waiting Do caller is woken; an asynchronous
 // caller's done function runs on the reader goroutine and must not block).
-// Queuing a command never blocks: at muxQueue waiting commands, or while
-// the connection is being dialed, the command fails at once or waits on a
-// goroutine of its own, never on the caller's or the reader's. A caller
+// Queuing a command never blocks: at muxQueue waiting commands it fails at
+// once, and while the connection is being dialed it waits in a list that
+// the dial's one watcher goroutine hands on, never on the caller's
+// goroutine or the reader's. A caller
 // that gave up leaves its command in the pipeline; its reply is read and
 // dropped, so the connection stays in step. A connection that breaks, or
 // whose oldest command gets no reply within the stall timeout (a frozen
@@ -86,10 +87,12 @@ type mux struct {
 	stall time.Duration                // StallTimeout
 	wrap  func(error) error            // an asynchronous call's error, as the Node reports it
 
-	mu     sync.Mutex
-	cur    *muxConn // nil until dialed, and after it broke
-	closed bool
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	cur     *muxConn   // nil until dialed, and after it broke
+	dialing bool       // a watch runs
+	waiting []*request // for the dial that watch waits for
+	closed  bool
+	wg      sync.WaitGroup // the connections' goroutines
 }
 
 // muxConn is one pipelined connection and its two goroutines.
@@ -140,8 +143,10 @@ func (m *mux) start(ctx context.Context, cmd string, args []any, src string, don
 // after it found the previous one dead before it was written.
 const maxUnsent = 2
 
-// submit queues r on the live connection, without blocking: with none, it
-// starts a dial and hands r to a goroutine that waits for it.
+// submit queues r on the live connection, without blocking. With none,
+// r waits in m.waiting for the dial that submit starts (or joins), and
+// one goroutine per dial, not per command, hands the waiting commands on
+// when it ends (watch).
 func (m *mux) submit(r *request) {
 	m.mu.Lock()
 	if m.closed {
@@ -151,13 +156,18 @@ func (m *mux) submit(r *request) {
 	}
 	mc := m.cur
 	if mc == nil {
-		a, err := m.dial()
-		m.mu.Unlock()
-		if err != nil {
-			m.finish(r, nil, err)
-			return
+		if !m.dialing {
+			a, err := m.dial()
+			if err != nil {
+				m.mu.Unlock()
+				m.finish(r, nil, err)
+				return
+			}
+			m.dialing = true
+			go m.watch(a)
 		}
-		go m.afterDial(a, r)
+		m.waiting = append(m.waiting, r)
+		m.mu.Unlock()
 		return
 	}
 	m.mu.Unlock()
@@ -166,18 +176,26 @@ func (m *mux) submit(r *request) {
 	}
 }
 
-// afterDial submits r once the dial a ended, or fails it when the dial
-// failed or r's context ended first (the dial goes on).
-func (m *mux) afterDial(a *dialAttempt, r *request) {
-	err := r.ctx.Err()
-	if err == nil {
-		err = a.wait(r.ctx)
+// watch waits for the dial a, then submits the commands that waited for
+// it, or fails them with its error. A command whose context ended while it
+// waited fails unsent.
+func (m *mux) watch(a *dialAttempt) {
+	<-a.done
+	m.mu.Lock()
+	waiting := m.waiting
+	m.waiting, m.dialing = nil, false
+	m.mu.Unlock()
+	for i, r := range waiting {
+		waiting[i] = nil
+		switch err := r.ctx.Err(); {
+		case a.err != nil:
+			m.finish(r, nil, a.err)
+		case err != nil:
+			m.finish(r, nil, err)
+		default:
+			m.submit(r)
+		}
 	}
-	if err != nil {
-		m.finish(r, nil, err)
-		return
-	}
-	m.submit(r)
 }
 
 // enqueue hands r to the writer, or reports why not: the connection broke
