@@ -212,8 +212,12 @@ func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any
 // not answer costs the pending command until Config.StallTimeout closes
 // its connection. ctx bounds only the wait for a connection being dialed;
 // once queued, the command is written and completes by its reply, its
-// connection's failure, or Node.Close. With Config.Pooled, the call runs
-// in a goroutine of its own.
+// connection's failure, or Node.Close. Commands are written in the order
+// of the calls (one pipelined connection; a command queued while a
+// connection is dialed waits in line), except that a connection that
+// breaks hands its unwritten commands to the next one, where commands
+// made while it broke may precede them. With Config.Pooled, the call runs
+// in a goroutine of its own, and its command on a connection of its own.
 func (n *Node) DoAsync(ctx context.Context, cmd string, args []any, done func(reply any, err error)) {
 	if err := checkShared(cmd, args, n.mux != nil); err != nil {
 		done(nil, err)

@@ -3,6 +3,7 @@ package quorum_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -146,6 +147,53 @@ func TestAsyncCountsCallbacks(t *testing.T) {
 		defer mu.Unlock()
 		if len(failed) != 2 || !errors.Is(failed[1], quorum.ErrNoAnswer) || !errors.Is(failed[2], quorum.ErrNoAnswer) {
 			t.Errorf("Failed saw %v, want ErrNoAnswer for nodes 1 and 2", failed)
+		}
+	})
+}
+
+// With ThenAtTimeout, a node that has not answered at the timeout gets
+// Then with ErrNoAnswer, and again when its call returns; once Async has
+// returned at the quorum, the timeout reports it to Failed, once.
+func TestThenAtTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var thens []string
+		var failed []error
+		opts := quorum.Options{Need: 2, Timeout: 50 * ms, ThenAtTimeout: true,
+			Then: func(i int, v quorum.Vote) {
+				mu.Lock()
+				defer mu.Unlock()
+				thens = append(thens, fmt.Sprintf("%d:%v", i, v.Err))
+			},
+			Failed: func(i int, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				failed = append(failed, err)
+			},
+		}
+		var late quorum.Done
+		res, err := quorum.Async(t.Context(), 3, opts, func(ctx context.Context, i int, done quorum.Done) {
+			if i < 2 {
+				done.Vote(i, yes)
+			} else {
+				late = done
+			}
+		})
+		if err != nil || !res.OK() || res.Pending() != 1 {
+			t.Fatalf("res=%+v err=%v", res, err)
+		}
+		time.Sleep(60 * ms)
+		synctest.Wait()
+		late.Vote(2, fail)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		want := []string{"0:<nil>", "1:<nil>", "2:" + quorum.ErrNoAnswer.Error(), "2:down"}
+		if fmt.Sprint(thens) != fmt.Sprint(want) {
+			t.Errorf("Then ran %v, want %v", thens, want)
+		}
+		if len(failed) != 1 || failed[0] != quorum.ErrNoAnswer {
+			t.Errorf("Failed saw %v, want ErrNoAnswer once", failed)
 		}
 	})
 }

@@ -120,15 +120,27 @@ type resultStore struct {
 	res      Result
 	votes    [smallN]Vote
 	answered [smallN]bool
+	nodes    [smallN]nodeState
+	state    []nodeState // per node, for Async
 }
+
+// nodeState is what Async knows of one node's call beyond its vote.
+type nodeState uint8
+
+const (
+	returned nodeState = 1 << iota // its vote was reported
+	timedOut                       // it had not answered at the timeout
+)
 
 // init sets up st.res for n nodes.
 func (st *resultStore) init(n, need int) {
 	if n > smallN {
 		st.res = Result{Votes: make([]Vote, n), Answered: make([]bool, n), Need: need}
+		st.state = make([]nodeState, n)
 		return
 	}
 	st.res = Result{Votes: st.votes[:n], Answered: st.answered[:n], Need: need}
+	st.state = st.nodes[:n]
 }
 
 // Options configure one Do or Async.
@@ -146,14 +158,20 @@ type Options struct {
 	// returned already. It is the place for follow-up work that must not
 	// overtake the call on that node. With Async it may run on a
 	// connection's reader goroutine: it must not block.
-	Then func(i int, v Vote)
+	//
+	// With ThenAtTimeout, Then also runs, with ErrNoAnswer, for each node
+	// that had not answered when the timeout passed, on the timer's
+	// goroutine; such a node's Then runs again when its call returns.
+	Then          func(i int, v Vote)
+	ThenAtTimeout bool
 	// Failed, if set, is told of every node whose vote failed, once: on
 	// Do's goroutine before Do returns for the votes in its Result (those
 	// that timed out included, with ErrNoAnswer), and for a call that
-	// fails after the outcome was decided, on a goroutine of this package
-	// that runs such reports one after the other, never on the goroutine
-	// that completed the call. A call counted as ErrNoAnswer is not
-	// reported again when it fails later.
+	// fails, or has not answered at the timeout, after the outcome was
+	// decided, on a goroutine of this package that runs such reports one
+	// after the other, never on the goroutine that completed the call. A
+	// call reported with ErrNoAnswer is not reported again when it fails
+	// later.
 	Failed func(i int, err error)
 }
 
@@ -273,11 +291,12 @@ func (f *fanout) Vote(i int, v Vote) {
 	res := &f.st.res
 	f.mu.Lock()
 	f.returned++
+	f.st.state[i] |= returned
 	if f.returned == f.n && f.timer != nil {
 		f.timer.Stop() // every vote is in: nothing is left to time out
 	}
 	late := false
-	if !res.Answered[i] { // else counted as ErrNoAnswer at the timeout
+	if !res.Answered[i] && f.st.state[i]&timedOut == 0 { // else reported as ErrNoAnswer
 		if f.over || res.decided() {
 			late = v.Err != nil
 		} else {
@@ -297,15 +316,40 @@ func (f *fanout) Vote(i int, v Vote) {
 	}
 }
 
-// expire is the timer's: the node calls' context ends.
+// expire is the timer's: the node calls' context ends. The nodes that
+// have not answered are marked as timed out: once Async has returned, they
+// are reported to Failed with ErrNoAnswer here, and with ThenAtTimeout
+// Then hears of them.
 func (f *fanout) expire() {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.expired = true
 	if f.ended != nil {
 		close(f.ended)
 	}
 	f.wakeLocked()
+	var pending []int
+	var buf [smallN]int
+	report := f.over && f.opts.Failed != nil
+	for i, st := range f.st.state {
+		if st&returned != 0 {
+			continue
+		}
+		f.st.state[i] |= timedOut
+		if pending == nil {
+			pending = buf[:0]
+		}
+		pending = append(pending, i)
+	}
+	f.mu.Unlock()
+	for _, i := range pending {
+		if report && !f.st.res.Answered[i] { // Answered no longer changes: over
+			failed := f.opts.Failed
+			handOff(func() { failed(i, ErrNoAnswer) })
+		}
+		if f.opts.ThenAtTimeout && f.opts.Then != nil {
+			f.opts.Then(i, Vote{Err: ErrNoAnswer})
+		}
+	}
 }
 
 func (f *fanout) wakeLocked() {

@@ -11,7 +11,11 @@ package redlock
 // at that ack (acks.after), never before: at once when the acquire has
 // returned already, else from the goroutine that completes the acquire
 // (with an AsyncNode, the connection's reader), which only sends it and
-// never waits. A release is always sent, also when it is due after its
+// never waits. An AsyncNode's acquire is acked at the latest when the
+// attempt's node timeout passes: its calls reach the master in the order
+// they were made (one pipelined connection), so a release sent then
+// queues behind the acquire still pending there, as a release of a call
+// that returned at its timeout always did. A release is always sent, also when it is due after its
 // fan-out gave up waiting (under a node timeout of its own); a late Extend
 // is not sent.
 
@@ -27,6 +31,7 @@ import (
 // how each voted. It allocates nothing more unless a call has to wait.
 type acks struct {
 	mu       sync.Mutex
+	fifo     []bool // per node: an AsyncNode, whose calls reach the master in order
 	returned []bool
 	votes    []quorum.Vote
 	sends    []deferredSend        // one fan-out call per node, sent at its ack
@@ -52,13 +57,16 @@ type acksStore struct {
 	sends    [8]deferredSend
 }
 
-// init sets up st.a for n nodes and returns it.
-func (st *acksStore) init(n int) *acks {
+// init sets up st.a for the nodes (fifo tells which are AsyncNodes) and
+// returns it.
+func (st *acksStore) init(fifo []bool) *acks {
+	n := len(fifo)
 	if n > len(st.returned) {
 		st.a = acks{returned: make([]bool, n), votes: make([]quorum.Vote, n), sends: make([]deferredSend, n)}
 	} else {
 		st.a.returned, st.a.votes, st.a.sends = st.returned[:n], st.votes[:n], st.sends[:n]
 	}
+	st.a.fifo = fifo
 	return &st.a
 }
 
@@ -72,9 +80,16 @@ type attemptState struct {
 
 // ack records that node i's acquire returned with vote, and sends what
 // waited for it, on the calling goroutine. It is the attempt's
-// quorum.Options.Then.
+// quorum.Options.Then, with ThenAtTimeout: the first ack of a node counts.
+// The ack at the node timeout (ErrNoAnswer, the call still pending) counts
+// only for an AsyncNode, whose later calls queue behind the pending one on
+// its connection; other Nodes are acked when their call returns.
 func (a *acks) ack(i int, vote quorum.Vote) {
 	a.mu.Lock()
+	if a.returned[i] || !a.fifo[i] && vote.Err == quorum.ErrNoAnswer {
+		a.mu.Unlock()
+		return
+	}
 	a.returned[i], a.votes[i] = true, vote
 	d := a.sends[i]
 	a.sends[i] = deferredSend{}

@@ -2,6 +2,7 @@ package redlock_test
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -12,12 +13,16 @@ import (
 
 // callbackNode is a fake master whose calls complete by callback (a
 // redlock.AsyncNode), as on a pipelined connection: a command, once sent,
-// completes at its delay whatever its context. done runs on a goroutine of
-// the fake's, or, when the fake has no delay, on the caller's goroutine
-// before the call returns.
+// completes at its delay whatever its context, and commands land on the
+// master in the order they were sent (a command waits for the one before
+// it). done runs on a goroutine of the fake's, or, when the fake has no
+// delay, on the caller's goroutine before the call returns.
 type callbackNode struct {
 	*fake
 	async atomic.Int32 // calls made through the callback path
+
+	order sync.Mutex
+	last  chan struct{} // closed when the last command sent has landed
 }
 
 var _ redlock.AsyncNode = (*callbackNode)(nil)
@@ -36,7 +41,17 @@ func (c *callbackNode) complete(run func()) {
 		run()
 		return
 	}
-	go run()
+	c.order.Lock()
+	prev, mine := c.last, make(chan struct{})
+	c.last = mine
+	c.order.Unlock()
+	go func() {
+		defer close(mine)
+		if prev != nil {
+			<-prev
+		}
+		run()
+	}()
 }
 
 func (c *callbackNode) DoAsync(ctx context.Context, cmd string, args []any, done func(any, error)) {
@@ -72,16 +87,21 @@ func TestCallbackUnlockDoesNotOvertakeAPendingSet(t *testing.T) {
 	})
 }
 
-// A SET that completes long after the node timeout is released when it
-// completes, by Unlock.
+// A SET that completes long after the node timeout is released by
+// Unlock: the release is sent at the timeout, behind the SET still pending
+// on the AsyncNode, and lands after it.
 func TestCallbackUnlockReleasesAfterALateAcquire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fakes := newFakes(ms, ms, ms)
 		fakes[2].setDelay = 200 * ms
-		lockThenUnlockNodes(t, asNodes(callbackNodes(fakes)))
+		nodes := callbackNodes(fakes)
+		lockThenUnlockNodes(t, asNodes(nodes))
 		time.Sleep(100 * ms)
 		if v := fakes[2].value("k"); v != "" {
 			t.Fatal("the key is there before the late SET landed")
+		}
+		if got := nodes[2].async.Load(); got != 2 {
+			t.Fatalf("%d calls sent to the slow master by the node timeout, want the SET and the release queued behind it", got)
 		}
 		time.Sleep(150 * ms)
 		if v := fakes[2].value("k"); v != "" {

@@ -23,14 +23,15 @@ func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []str
 	if st == nil {
 		st = &attemptState{}
 	}
-	acks := st.acks.init(len(l.nodes))
+	acks := st.acks.init(l.fifo)
 	acquire := v.acquire(keys, token, ms) // its arguments serve every node
 	start := l.clock.Now()
 	res, err := quorum.Async(ctx, len(l.nodes), quorum.Options{
-		Need:    l.quorum,
-		Timeout: l.nodeTimeout,
-		Then:    acks.ack,
-		Failed:  l.failed(opLock),
+		Need:          l.quorum,
+		Timeout:       l.nodeTimeout,
+		Then:          acks.ack,
+		ThenAtTimeout: true,
+		Failed:        l.failed(opLock),
 	}, func(ctx context.Context, i int, done quorum.Done) {
 		l.send(ctx, acquire, i, done)
 	})

@@ -15,6 +15,7 @@ import (
 // queue.go).
 type Locker struct {
 	nodes  []Node
+	fifo   []bool // per node: an AsyncNode (see acks.ack)
 	queues queues // this process's waiters, per key
 	settings
 
@@ -43,7 +44,11 @@ func New(nodes []Node, cfg Config) (*Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Locker{nodes: append([]Node(nil), nodes...), settings: s}, nil
+	l := &Locker{nodes: append([]Node(nil), nodes...), fifo: make([]bool, len(nodes)), settings: s}
+	for i, n := range nodes {
+		_, l.fifo[i] = n.(AsyncNode)
+	}
+	return l, nil
 }
 
 // isNil reports whether x is nil or an interface holding a nil pointer,
