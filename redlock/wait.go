@@ -34,15 +34,8 @@ type waiting struct {
 	timer  *time.Timer
 }
 
-// newWaiting returns the waiting of a Lock call for key; fifo puts it in the
-// Locker's per-key queue.
-func (l *Locker) newWaiting(key string, fifo bool) *waiting {
-	w := &waiting{}
-	l.initWaiting(w, key, fifo)
-	return w
-}
-
-// initWaiting sets up a zero w as newWaiting does.
+// initWaiting sets up w as the waiting of a Lock call for key; fifo puts
+// it in the Locker's per-key queue.
 func (l *Locker) initWaiting(w *waiting, key string, fifo bool) {
 	*w = waiting{l: l, key: key, fifo: fifo, tried: l.noWake}
 }
