@@ -24,14 +24,14 @@ type result struct {
 	wg      sync.WaitGroup
 }
 
-func (r *result) done() func(any, error) {
+func (r *result) done() pool.Completion {
 	r.mu.Lock()
 	i := len(r.replies)
 	r.replies, r.errs = append(r.replies, nil), append(r.errs, nil)
 	r.mu.Unlock()
 	r.wg.Add(1)
 	once := false
-	return func(reply any, err error) {
+	return pool.CompletionFunc(func(reply any, err error) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if once {
@@ -40,7 +40,7 @@ func (r *result) done() func(any, error) {
 		once = true
 		r.replies[i], r.errs[i] = reply, err
 		r.wg.Done()
-	}
+	})
 }
 
 // DoAsync and EvalPreparedAsync complete by callback with what Do and

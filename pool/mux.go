@@ -66,7 +66,7 @@ type request struct {
 	tries int             // resends so far
 	// done, if set, completes the request (an asynchronous call);
 	// otherwise reply and err are set and ch gets one send.
-	done  func(reply any, err error)
+	done  Completion
 	reply any
 	err   error
 	ch    chan struct{} // buffered 1
@@ -74,7 +74,7 @@ type request struct {
 
 var requests = sync.Pool{New: func() any { return &request{ch: make(chan struct{}, 1)} }}
 
-func newRequest(ctx context.Context, cmd string, args []any, src string, done func(any, error)) *request {
+func newRequest(ctx context.Context, cmd string, args []any, src string, done Completion) *request {
 	r := requests.Get().(*request)
 	r.ctx, r.cmd, r.args, r.src, r.done = ctx, cmd, args, src, done
 	return r
@@ -131,11 +131,11 @@ func (m *mux) do(ctx context.Context, cmd string, args []any, src string) (any, 
 	}
 }
 
-// start sends one command through the pipeline and returns at once; done
-// runs once with the reply, on the goroutine that completes the command
+// start sends one command through the pipeline and returns at once;
+// done.Complete runs once with the reply, on the goroutine that completes the command
 // (the reader's, the writer's, a dial's, or the caller's before start
 // returns). done must not block.
-func (m *mux) start(ctx context.Context, cmd string, args []any, src string, done func(any, error)) {
+func (m *mux) start(ctx context.Context, cmd string, args []any, src string, done Completion) {
 	m.submit(newRequest(ctx, cmd, args, src, done))
 }
 
@@ -238,7 +238,7 @@ func (m *mux) finish(r *request, reply any, err error) {
 	done := r.done
 	*r = request{ch: r.ch}
 	requests.Put(r)
-	done(reply, m.wrap(err))
+	done.Complete(reply, m.wrap(err))
 }
 
 // resend hands r to a fresh connection when it provably never left this

@@ -203,9 +203,22 @@ func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any
 	return reply, n.wrap(ctx, err)
 }
 
+// Completion receives the outcome of a DoAsync or EvalPreparedAsync call.
+// It is the unnamed interface type that redlock.Completion also names, so
+// that *Node is a redlock.AsyncNode without importing redlock.
+type Completion = interface {
+	Complete(reply any, err error)
+}
+
+// CompletionFunc is a func used as a Completion.
+type CompletionFunc func(reply any, err error)
+
+// Complete calls f(reply, err).
+func (f CompletionFunc) Complete(reply any, err error) { f(reply, err) }
+
 // DoAsync is Do completed by callback (the redlock.AsyncNode ability): it
-// returns at once, and done runs exactly once with what Do would have
-// returned. In the pipelined mode done runs on the connection's reader
+// returns at once, and done.Complete runs exactly once with what Do would
+// have returned. In the pipelined mode it runs on the connection's reader
 // goroutine as the reply arrives (or on whichever goroutine completes the
 // call: the caller's, before DoAsync returns, when it fails at once), so it
 // must not block; no goroutine waits for the reply, and a master that does
@@ -218,22 +231,22 @@ func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any
 // breaks hands its unwritten commands to the next one, where commands
 // made while it broke may precede them. With Config.Pooled, the call runs
 // in a goroutine of its own, and its command on a connection of its own.
-func (n *Node) DoAsync(ctx context.Context, cmd string, args []any, done func(reply any, err error)) {
+func (n *Node) DoAsync(ctx context.Context, cmd string, args []any, done Completion) {
 	if err := checkShared(cmd, args, n.mux != nil); err != nil {
-		done(nil, err)
+		done.Complete(nil, err)
 		return
 	}
 	if n.mux == nil {
-		go func() { done(n.Do(ctx, cmd, args...)) }()
+		go func() { done.Complete(n.Do(ctx, cmd, args...)) }()
 		return
 	}
 	n.mux.start(ctx, cmd, args, "", done)
 }
 
 // EvalPreparedAsync is EvalPrepared completed by callback, as DoAsync is.
-func (n *Node) EvalPreparedAsync(ctx context.Context, src string, cmdArgs []any, done func(reply any, err error)) {
+func (n *Node) EvalPreparedAsync(ctx context.Context, src string, cmdArgs []any, done Completion) {
 	if n.mux == nil {
-		go func() { done(n.EvalPrepared(ctx, src, cmdArgs)) }()
+		go func() { done.Complete(n.EvalPrepared(ctx, src, cmdArgs)) }()
 		return
 	}
 	n.mux.start(ctx, "EVALSHA", cmdArgs, src, done)

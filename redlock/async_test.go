@@ -54,18 +54,18 @@ func (c *callbackNode) complete(run func()) {
 	}()
 }
 
-func (c *callbackNode) DoAsync(ctx context.Context, cmd string, args []any, done func(any, error)) {
-	c.complete(func() { done(c.fake.Do(context.WithoutCancel(ctx), cmd, args...)) })
+func (c *callbackNode) DoAsync(ctx context.Context, cmd string, args []any, done redlock.Completion) {
+	c.complete(func() { done.Complete(c.fake.Do(context.WithoutCancel(ctx), cmd, args...)) })
 }
 
-func (c *callbackNode) EvalPreparedAsync(ctx context.Context, src string, cmdArgs []any, done func(any, error)) {
+func (c *callbackNode) EvalPreparedAsync(ctx context.Context, src string, cmdArgs []any, done redlock.Completion) {
 	nkeys := cmdArgs[1].(int)
 	keys := make([]string, nkeys)
 	for i := range keys {
 		keys[i] = cmdArgs[2+i].(string)
 	}
 	c.complete(func() {
-		done(c.fake.Eval(context.WithoutCancel(ctx), cmdArgs[0].(string), src, keys, cmdArgs[2+nkeys:]...))
+		done.Complete(c.fake.Eval(context.WithoutCancel(ctx), cmdArgs[0].(string), src, keys, cmdArgs[2+nkeys:]...))
 	})
 }
 

@@ -55,7 +55,7 @@ type PreparedEvaler interface {
 // per call. *pool.Node implements it. A wrapper Node must forward it (or
 // not implement it at all, so that its Do and Eval are called).
 //
-// Each method returns at once and runs done exactly once, with the reply
+// Each method returns at once and runs done.Complete exactly once, with the reply
 // and error that Do (or PreparedEvaler.EvalPrepared, including the EVAL
 // fallback) would have returned. done may run on any goroutine, also on the
 // caller's before the method returns. It does not block, and an
@@ -71,6 +71,23 @@ type PreparedEvaler interface {
 // before the command is sent (for a connection, say); a command that was
 // sent is never sent again.
 type AsyncNode interface {
-	DoAsync(ctx context.Context, cmd string, args []any, done func(reply any, err error))
-	EvalPreparedAsync(ctx context.Context, src string, cmdArgs []any, done func(reply any, err error))
+	DoAsync(ctx context.Context, cmd string, args []any, done Completion)
+	EvalPreparedAsync(ctx context.Context, src string, cmdArgs []any, done Completion)
 }
+
+// Completion receives the outcome of one AsyncNode call: Complete(reply,
+// err) runs exactly once. It is an interface, not a func, so that a caller
+// can complete many calls through values it allocated once (a fan-out
+// passes a pointer into an array of them); CompletionFunc adapts a func.
+// It is an alias of an unnamed interface type, so that an implementation
+// in a package that does not import redlock (package pool) has the very
+// same method signatures.
+type Completion = interface {
+	Complete(reply any, err error)
+}
+
+// CompletionFunc is a func used as a Completion.
+type CompletionFunc func(reply any, err error)
+
+// Complete calls f(reply, err).
+func (f CompletionFunc) Complete(reply any, err error) { f(reply, err) }

@@ -55,7 +55,20 @@ type call struct {
 	prepared []any
 	vote     func(reply any, err error) quorum.Vote
 	buf      [8]any // backs prepared, or a plain command's args, when they fit
+	// slots complete the call on the first nodes (a Completion each,
+	// without an allocation per node).
+	slots [8]slot
 }
+
+// slot is one node's Completion of a call: it turns the reply into a vote
+// for the fan-out.
+type slot struct {
+	c    *call
+	i    int
+	done quorum.Done
+}
+
+func (s *slot) Complete(reply any, err error) { s.done.Vote(s.i, s.c.vote(reply, err)) }
 
 // with makes a call of s that answers a count (see countVote).
 func (s script) with(keys []string, args ...any) *call {
@@ -94,12 +107,23 @@ func (l *Locker) send(ctx context.Context, c *call, i int, done quorum.Done) {
 		go func() { done.Vote(i, c.run(ctx, n)) }()
 		return
 	}
-	f := func(reply any, err error) { done.Vote(i, c.vote(reply, err)) }
+	f := c.slot(i, done)
 	if c.cmd != "" {
 		a.DoAsync(ctx, c.cmd, c.args, f)
 	} else {
 		a.EvalPreparedAsync(ctx, c.s.src, c.prepared, f)
 	}
+}
+
+// slot returns node i's Completion of c, reporting to done. A call goes to
+// each node once at most, so each node's slot serves once, and sends to
+// different nodes (which may run on different goroutines) share nothing.
+func (c *call) slot(i int, done quorum.Done) *slot {
+	if i < len(c.slots) {
+		c.slots[i] = slot{c: c, i: i, done: done}
+		return &c.slots[i]
+	}
+	return &slot{c: c, i: i, done: done}
 }
 
 // voteFunc is a quorum.Done made of a function.

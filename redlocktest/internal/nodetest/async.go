@@ -20,10 +20,10 @@ type asyncResult struct {
 
 // asyncCall makes a done function that must run exactly once, and a
 // channel that gets its outcome.
-func asyncCall(t *testing.T) (func(any, error), <-chan asyncResult) {
+func asyncCall(t *testing.T) (redlock.Completion, <-chan asyncResult) {
 	ch := make(chan asyncResult, 1)
 	var once sync.Once
-	return func(reply any, err error) {
+	return redlock.CompletionFunc(func(reply any, err error) {
 		first := false
 		once.Do(func() { first = true })
 		if !first {
@@ -31,7 +31,7 @@ func asyncCall(t *testing.T) (func(any, error), <-chan asyncResult) {
 			return
 		}
 		ch <- asyncResult{reply, err}
-	}, ch
+	}), ch
 }
 
 func awaitResult(t *testing.T, ch <-chan asyncResult, what string) asyncResult {
