@@ -22,8 +22,10 @@ import (
 // caller's done function runs on the reader goroutine and must not block).
 // Queuing a command never blocks: at muxQueue waiting commands it fails at
 // once, and while the connection is being dialed it waits in a list that
-// the dial's one watcher goroutine hands on, never on the caller's
-// goroutine or the reader's. A caller
+// the new connection takes first (or the dial's one watcher goroutine
+// fails), never on the caller's goroutine or the reader's. Commands go out
+// in the order they were queued, except after a connection broke: its
+// unwritten commands go to the next one after those queued meanwhile. A caller
 // that gave up leaves its command in the pipeline; its reply is read and
 // dropped, so the connection stays in step. A connection that breaks, or
 // whose oldest command gets no reply within the stall timeout (a frozen
@@ -87,10 +89,11 @@ type mux struct {
 	stall time.Duration                // StallTimeout
 	wrap  func(error) error            // an asynchronous call's error, as the Node reports it
 
+	cur atomic.Pointer[muxConn] // nil until dialed, and after it broke; set under mu
+
 	mu      sync.Mutex
-	cur     *muxConn   // nil until dialed, and after it broke
 	dialing bool       // a watch runs
-	waiting []*request // for the dial that watch waits for
+	waiting []*request // for the dial that watch waits for, in order
 	closed  bool
 	wg      sync.WaitGroup // the connections' goroutines
 }
@@ -144,41 +147,48 @@ func (m *mux) start(ctx context.Context, cmd string, args []any, src string, don
 const maxUnsent = 2
 
 // submit queues r on the live connection, without blocking. With none,
-// r waits in m.waiting for the dial that submit starts (or joins), and
-// one goroutine per dial, not per command, hands the waiting commands on
-// when it ends (watch).
+// r waits in m.waiting for the dial that submit starts (or joins): install
+// queues the waiting commands on the new connection before any later one,
+// so commands go out in the order they were submitted, and one goroutine
+// per dial, not per command, fails them if the dial fails (watch).
 func (m *mux) submit(r *request) {
+	if mc := m.cur.Load(); mc != nil { // the common case: no lock
+		if err := mc.enqueue(r); err != nil {
+			m.finish(r, nil, err)
+		}
+		return
+	}
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
 		m.finish(r, nil, errNodeClosed)
 		return
 	}
-	mc := m.cur
-	if mc == nil {
-		if !m.dialing {
-			a, err := m.dial()
-			if err != nil {
-				m.mu.Unlock()
-				m.finish(r, nil, err)
-				return
-			}
-			m.dialing = true
-			go m.watch(a)
-		}
-		m.waiting = append(m.waiting, r)
+	if mc := m.cur.Load(); mc != nil {
 		m.mu.Unlock()
+		if err := mc.enqueue(r); err != nil {
+			m.finish(r, nil, err)
+		}
 		return
 	}
-	m.mu.Unlock()
-	if err := mc.enqueue(r); err != nil {
-		m.finish(r, nil, err)
+	if !m.dialing {
+		a, err := m.dial()
+		if err != nil {
+			m.mu.Unlock()
+			m.finish(r, nil, err)
+			return
+		}
+		m.dialing = true
+		go m.watch(a)
 	}
+	m.waiting = append(m.waiting, r)
+	m.mu.Unlock()
 }
 
-// watch waits for the dial a, then submits the commands that waited for
-// it, or fails them with its error. A command whose context ended while it
-// waited fails unsent.
+// watch waits for the dial a, then fails the commands still waiting with
+// its error, or, when it succeeded (install took those waiting then),
+// submits those that came while its connection broke again. A command
+// whose context ended while it waited fails unsent.
 func (m *mux) watch(a *dialAttempt) {
 	<-a.done
 	m.mu.Lock()
@@ -266,11 +276,12 @@ func (r *request) recycle() (any, error) {
 }
 
 // install makes c the live connection and starts its goroutines; it is the
-// dialer's land hook.
+// dialer's land hook. The commands waiting for the dial go first, in
+// order; one whose context ended fails unsent.
 func (m *mux) install(c *conn) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.closed {
+		m.mu.Unlock()
 		return errNodeClosed
 	}
 	mc := &muxConn{
@@ -279,10 +290,31 @@ func (m *mux) install(c *conn) error {
 		pending: make(chan *request, muxQueue),
 		broken:  make(chan struct{}),
 	}
-	m.cur = mc
+	type failed struct {
+		r   *request
+		err error
+	}
+	var fails []failed
+	for _, r := range m.waiting {
+		if err := r.ctx.Err(); err != nil {
+			fails = append(fails, failed{r, err})
+			continue
+		}
+		select {
+		case mc.queue <- r:
+		default:
+			fails = append(fails, failed{r, errBusy})
+		}
+	}
+	m.waiting = nil
+	m.cur.Store(mc)
 	m.wg.Add(2)
 	go m.write(mc)
 	go m.read(mc)
+	m.mu.Unlock()
+	for _, f := range fails {
+		m.finish(f.r, nil, f.err)
+	}
 	return nil
 }
 
@@ -397,9 +429,7 @@ func (m *mux) fail(mc *muxConn, err error) {
 	close(mc.broken)
 	mc.c.Close()
 	m.mu.Lock()
-	if m.cur == mc {
-		m.cur = nil
-	}
+	m.cur.CompareAndSwap(mc, nil)
 	m.mu.Unlock()
 }
 
@@ -408,7 +438,7 @@ func (m *mux) fail(mc *muxConn, err error) {
 func (m *mux) close() {
 	m.mu.Lock()
 	m.closed = true
-	mc := m.cur
+	mc := m.cur.Load()
 	m.mu.Unlock()
 	if mc != nil {
 		m.fail(mc, errNodeClosed)
@@ -417,8 +447,4 @@ func (m *mux) close() {
 }
 
 // active reports whether a pipelined connection is open.
-func (m *mux) active() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.cur != nil
-}
+func (m *mux) active() bool { return m.cur.Load() != nil }
