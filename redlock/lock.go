@@ -207,11 +207,33 @@ func (lk *Lock) Unlock(ctx context.Context) (err error) {
 		res *quorum.Result
 		err error
 	}
+	release := func(ctx context.Context) outcome {
+		res, err := lk.l.fanOut(ctx, opUnlock, lk.acks, lk.v.keepUncertain, lk.v.release, lk.keys, nil, lk.v.releaseArgs(ReleaseChannel(lk.key), lk.token)...)
+		return outcome{res, err}
+	}
+	if ctx.Err() == nil {
+		// The common case, on the caller's goroutine: the fan-out sends
+		// every release (or queues it behind its acquire) before it
+		// waits, so a ctx that ends while it waits only makes it return
+		// early, and the releases still land. A nil res means that ctx
+		// ended before anything was sent: then as below.
+		if o := release(ctx); o.res != nil {
+			lk.l.queues.released(lk.key)
+			switch {
+			case o.err != nil:
+				return lk.l.quorumError(opUnlock, lk.key, nil, o.err)
+			case o.res.OK():
+				return nil
+			}
+			return lk.l.quorumError(opUnlock, lk.key, o.res, nil)
+		}
+	}
+	// ctx has ended: the releases go out all the same, and Unlock returns.
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := lk.l.fanOut(context.WithoutCancel(ctx), opUnlock, lk.acks, lk.v.keepUncertain, lk.v.release, lk.keys, nil, lk.v.releaseArgs(ReleaseChannel(lk.key), lk.token)...)
+		o := release(context.WithoutCancel(ctx))
 		lk.l.queues.released(lk.key)
-		done <- outcome{res, err}
+		done <- o
 	}()
 	select {
 	case o := <-done:
