@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -128,4 +129,36 @@ func TestAsyncFrozenMaster(t *testing.T) {
 func sha1hex(s string) string {
 	sum := sha1.Sum([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// Callers write small batches themselves (flat combining), but never block
+// on the connection: with a frozen master whose socket buffers fill up
+// (large values), the calls still return at once, the writer goroutine
+// takes over the writing, and every call completes when the stall timeout
+// closes the connection.
+func TestAsyncNeverBlocksOnAFrozenMaster(t *testing.T) {
+	srv, n := start(t, redisproc.Options{}, pool.Config{StallTimeout: 3 * time.Second})
+	if _, err := n.Do(t.Context(), "PING"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Resume() })
+	big := strings.Repeat("x", 1<<20)
+	var r result
+	start := time.Now()
+	for i := range 32 { // 32MB: more than the sockets' buffers hold
+		n.DoAsync(t.Context(), "SET", []any{fmt.Sprint("k", i), big}, r.done())
+		n.DoAsync(t.Context(), "PING", nil, r.done())
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the calls to a frozen master took %v to return, want at once (the stall timeout is 3s)", d)
+	}
+	r.wg.Wait()
+	for i, err := range r.errs {
+		if err == nil {
+			t.Fatalf("call %d succeeded on a frozen master", i)
+		}
+	}
 }

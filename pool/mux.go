@@ -10,20 +10,27 @@ import (
 	"github.com/gomodule/redigo/redis"
 )
 
-// The pipelined side of a Node (the default; see Config.Pooled): every caller's command
-// goes through one shared connection. A writer goroutine takes whatever
-// commands are queued, writes them with one Flush (one system call for many
-// callers), and hands them, in order, to a reader goroutine that matches the
-// replies to them. Redis answers one connection's commands in order, so the
-// n-th reply belongs to the n-th command written.
+// The pipelined side of a Node (the default; see Config.Pooled): every
+// caller's command goes through one shared connection. Commands are queued;
+// whoever queues a command while nobody is writing writes what is queued
+// with one Flush (flat combining: one system call for many callers, and no
+// wake-up of another goroutine), as long as few bytes are in flight
+// (directBytes: they fit in the sockets' buffers, so the write cannot
+// block, even on a frozen master); past that, the connection's writer
+// goroutine takes over the writing. The commands written go, in order, to
+// a reader goroutine that matches the replies to them. Redis answers one
+// connection's commands in order, so the n-th reply belongs to the n-th
+// command written.
 //
 // Every command completes by callback: the reader completes each request
 // as its reply arrives (a waiting Do caller is woken; an asynchronous
-// caller's done function runs on the reader goroutine and must not block).
-// Queuing a command never blocks: at muxQueue waiting commands it fails at
-// once, and while the connection is being dialed it waits in a list that
-// the new connection takes first (or the dial's one watcher goroutine
-// fails), never on the caller's goroutine or the reader's. Commands go out
+// caller's done function runs on the reader goroutine and must not block;
+// a command it queues in turn is written at most directBytes in flight, or
+// left to the writer goroutine). Queuing a command never blocks: at
+// muxQueue waiting commands it fails at once, and while the connection is
+// being dialed it waits in a list that the new connection takes first (or
+// the dial's one watcher goroutine fails), never on the caller's goroutine
+// or the reader's. Commands go out
 // in the order they were queued, except after a connection broke: its
 // unwritten commands go to the next one after those queued meanwhile. A caller
 // that gave up leaves its command in the pipeline; its reply is read and
@@ -66,6 +73,7 @@ type request struct {
 	src   string          // with EVALSHA: the script, sent as EVAL after NOSCRIPT
 	ctx   context.Context // bounds waiting for a dial, and any resend
 	tries int             // resends so far
+	size  int64           // about its bytes on the wire (see sizeOf)
 	// done, if set, completes the request (an asynchronous call);
 	// otherwise reply and err are set and ch gets one send.
 	done  Completion
@@ -79,7 +87,25 @@ var requests = sync.Pool{New: func() any { return &request{ch: make(chan struct{
 func newRequest(ctx context.Context, cmd string, args []any, src string, done Completion) *request {
 	r := requests.Get().(*request)
 	r.ctx, r.cmd, r.args, r.src, r.done = ctx, cmd, args, src, done
+	r.size = sizeOf(cmd, args)
 	return r
+}
+
+// sizeOf is about the bytes of a command on the wire: its strings and byte
+// slices, and a little for everything else and the framing.
+func sizeOf(cmd string, args []any) int64 {
+	n := int64(len(cmd)) + 16
+	for _, a := range args {
+		switch a := a.(type) {
+		case string:
+			n += int64(len(a)) + 16
+		case []byte:
+			n += int64(len(a)) + 16
+		default:
+			n += 32
+		}
+	}
+	return n
 }
 
 // mux owns the current pipelined connection of a Node. It knows the Node
@@ -101,16 +127,26 @@ type mux struct {
 // muxConn is one pipelined connection and its two goroutines.
 type muxConn struct {
 	c           *conn
-	queue       chan *request // callers -> writer
 	pending     chan *request // writer -> reader, in the order written
 	broken      chan struct{} // closed by fail
+	kick        chan struct{} // buffered 1: the writer goroutine takes over writing
 	outstanding atomic.Int64  // commands written whose reply was not read yet
-	exited      atomic.Int32  // of the two goroutines; the second drains
+	inflight    atomic.Int64  // their sizes (see size)
+	refs        atomic.Int32  // its goroutines and callers writing on it; the last drains
 
-	mu     sync.RWMutex // enqueue holds it shared; fail exclusively
-	failed bool
-	err    error // why it broke; set before broken is closed
+	mu      sync.Mutex
+	failed  bool
+	err     error      // why it broke; set before broken is closed
+	queue   []*request // queued, not yet taken by a writer
+	spare   []*request // a taken batch's slice, for reuse
+	writing bool       // a goroutine writes (a caller's or the writer goroutine)
 }
+
+// directBytes bounds the bytes in flight on a connection (written, reply
+// not read) up to which a caller writes queued commands itself instead of
+// waking the writer goroutine: so few fit in the sockets' buffers, so such
+// a write never blocks the caller, even on a frozen master.
+const directBytes = 16 << 10
 
 // notSentError is the error of a command that the writer took but never
 // wrote, because the connection was found dead first: it may go out on a
@@ -153,7 +189,7 @@ const maxUnsent = 2
 // per dial, not per command, fails them if the dial fails (watch).
 func (m *mux) submit(r *request) {
 	if mc := m.cur.Load(); mc != nil { // the common case: no lock
-		if err := mc.enqueue(r); err != nil {
+		if err := m.enqueue(mc, r); err != nil {
 			m.finish(r, nil, err)
 		}
 		return
@@ -166,7 +202,7 @@ func (m *mux) submit(r *request) {
 	}
 	if mc := m.cur.Load(); mc != nil {
 		m.mu.Unlock()
-		if err := mc.enqueue(r); err != nil {
+		if err := m.enqueue(mc, r); err != nil {
 			m.finish(r, nil, err)
 		}
 		return
@@ -208,20 +244,126 @@ func (m *mux) watch(a *dialAttempt) {
 	}
 }
 
-// enqueue hands r to the writer, or reports why not: the connection broke
-// (r is unsent) or the queue is full.
-func (mc *muxConn) enqueue(r *request) error {
-	mc.mu.RLock()
-	defer mc.mu.RUnlock()
+// enqueue queues r on mc, or reports why not: the connection broke (r is
+// unsent) or the queue is full. If no goroutine is writing on mc, the
+// caller writes the queue itself while few commands are in flight (flat
+// combining: one system call for what concurrent callers queued, and no
+// wake-up of the writer goroutine), and otherwise hands the writing to the
+// writer goroutine; it never blocks on the connection either way.
+func (m *mux) enqueue(mc *muxConn, r *request) error {
+	mc.mu.Lock()
 	if mc.failed {
-		return notSentError{mc.err}
+		err := notSentError{mc.err}
+		mc.mu.Unlock()
+		return err
 	}
-	select {
-	case mc.queue <- r:
-		return nil
-	default:
+	if len(mc.queue) >= muxQueue {
+		mc.mu.Unlock()
 		return errBusy
 	}
+	mc.queue = append(mc.queue, r)
+	if mc.writing {
+		mc.mu.Unlock()
+		return nil
+	}
+	mc.writing = true
+	mc.refs.Add(1) // mc's commands are drained only once this write ends
+	mc.mu.Unlock()
+	m.flush(mc, true)
+	m.release(mc)
+	return nil
+}
+
+// flush writes what is queued on mc, batch after batch, until the queue is
+// empty. Its caller holds mc.writing and flush gives it up. On a caller's
+// goroutine (direct), a batch takes the queued commands only while the
+// bytes in flight stay within directBytes; past that, flush hands the
+// writing to the writer goroutine (one kick per hand-over: kick never
+// blocks), which may wait for room.
+func (m *mux) flush(mc *muxConn, direct bool) {
+	for {
+		mc.mu.Lock()
+		if mc.failed || len(mc.queue) == 0 {
+			mc.writing = false // a failed mc's queue is drained by the last release
+			mc.mu.Unlock()
+			return
+		}
+		var batch []*request
+		if direct {
+			room, n := directBytes-mc.inflight.Load(), 0
+			for n < len(mc.queue) && room >= mc.queue[n].size {
+				room -= mc.queue[n].size
+				n++
+			}
+			if n == 0 {
+				mc.mu.Unlock()
+				mc.kick <- struct{}{}
+				return
+			}
+			batch = append(mc.spare, mc.queue[:n]...)
+			mc.spare = nil
+			rest := copy(mc.queue, mc.queue[n:])
+			clear(mc.queue[rest:])
+			mc.queue = mc.queue[:rest]
+		} else {
+			batch = mc.queue
+			mc.queue, mc.spare = mc.spare, nil
+		}
+		mc.mu.Unlock()
+		ok := m.writeBatch(mc, batch)
+		clear(batch)
+		mc.mu.Lock()
+		mc.spare = batch[:0]
+		mc.mu.Unlock()
+		if !ok {
+			mc.mu.Lock()
+			mc.writing = false
+			mc.mu.Unlock()
+			return
+		}
+	}
+}
+
+// writeBatch writes batch with one flush and hands its commands, in order,
+// to the reader. It reports false when mc broke; each command of batch is
+// then either completed or with the reader.
+func (m *mux) writeBatch(mc *muxConn, batch []*request) bool {
+	if mc.outstanding.Load() == 0 {
+		if err := mc.c.checkIdle(); err != nil {
+			// Nothing was written since the connection went idle: the
+			// batch is unsent.
+			err = notSentError{err}
+			m.fail(mc, err)
+			for _, r := range batch {
+				m.finish(r, nil, err)
+			}
+			return false
+		}
+	}
+	for i, r := range batch {
+		if err := mc.c.Send(r.cmd, r.args...); err != nil {
+			m.fail(mc, err)
+			for _, r := range batch[i:] {
+				m.finish(r, nil, mc.err)
+			}
+			return false
+		}
+		mc.outstanding.Add(1)
+		mc.inflight.Add(r.size)
+		select {
+		case mc.pending <- r:
+		case <-mc.broken:
+			for _, r := range batch[i:] {
+				m.finish(r, nil, mc.err)
+			}
+			return false
+		}
+	}
+	if err := mc.c.Flush(); err != nil {
+		m.fail(mc, err)
+		return false
+	}
+	return true
 }
 
 // finish completes r with reply and err, unless r goes out again: an
@@ -234,6 +376,7 @@ func (m *mux) finish(r *request, reply any, err error) {
 		withSrc[0] = r.src
 		copy(withSrc[1:], r.args[1:])
 		r.cmd, r.args, r.src = "EVAL", withSrc, ""
+		r.size = sizeOf(r.cmd, r.args)
 		m.submit(r)
 		return
 	}
@@ -286,27 +429,31 @@ func (m *mux) install(c *conn) error {
 	}
 	mc := &muxConn{
 		c:       c,
-		queue:   make(chan *request, muxQueue),
 		pending: make(chan *request, muxQueue),
 		broken:  make(chan struct{}),
+		kick:    make(chan struct{}, 1),
 	}
+	mc.refs.Store(2)
 	type failed struct {
 		r   *request
 		err error
 	}
 	var fails []failed
 	for _, r := range m.waiting {
-		if err := r.ctx.Err(); err != nil {
+		switch err := r.ctx.Err(); {
+		case err != nil:
 			fails = append(fails, failed{r, err})
-			continue
-		}
-		select {
-		case mc.queue <- r:
-		default:
+		case len(mc.queue) >= muxQueue:
 			fails = append(fails, failed{r, errBusy})
+		default:
+			mc.queue = append(mc.queue, r)
 		}
 	}
 	m.waiting = nil
+	if len(mc.queue) > 0 { // the writer goroutine writes them, first
+		mc.writing = true
+		mc.kick <- struct{}{}
+	}
 	m.cur.Store(mc)
 	m.wg.Add(2)
 	go m.write(mc)
@@ -318,50 +465,18 @@ func (m *mux) install(c *conn) error {
 	return nil
 }
 
-// write batches queued commands into single flushes.
+// write writes for the callers that handed the writing over: while many
+// commands are in flight (a slow or frozen master), and for the commands
+// queued during a dial.
 func (m *mux) write(mc *muxConn) {
 	defer m.exit(mc)
 	for {
-		var r *request
 		select {
-		case r = <-mc.queue:
+		case <-mc.kick:
 		case <-mc.broken:
 			return
 		}
-		if mc.outstanding.Load() == 0 {
-			if err := mc.c.checkIdle(); err != nil {
-				// Nothing was written since the connection went idle:
-				// every command on it is unsent.
-				err = notSentError{err}
-				m.fail(mc, err)
-				m.finish(r, nil, err)
-				return
-			}
-		}
-		for {
-			if err := mc.c.Send(r.cmd, r.args...); err != nil {
-				m.fail(mc, err)
-				m.finish(r, nil, mc.err)
-				return
-			}
-			mc.outstanding.Add(1)
-			select {
-			case mc.pending <- r:
-			case <-mc.broken:
-				m.finish(r, nil, mc.err)
-				return
-			}
-			select {
-			case r = <-mc.queue:
-				continue
-			default:
-			}
-			break
-		}
-		if err := mc.c.Flush(); err != nil {
-			m.fail(mc, err)
-			return
-		}
+		m.flush(mc, false)
 	}
 }
 
@@ -377,6 +492,7 @@ func (m *mux) read(mc *muxConn) {
 		}
 		reply, err := redis.ReceiveWithTimeout(mc.c, m.stall)
 		mc.outstanding.Add(-1)
+		mc.inflight.Add(-r.size)
 		if _, isReply := err.(redis.Error); err != nil && !isReply {
 			if isTimeout(err) {
 				err = errStalled
@@ -389,24 +505,36 @@ func (m *mux) read(mc *muxConn) {
 	}
 }
 
-// exit ends one of mc's goroutines. The second to exit, when nothing can
-// be queued on mc any more, completes the commands left in its channels:
-// those still queued were never written (they may go out on a fresh
-// connection), those written get mc's error.
+// exit ends one of mc's goroutines.
 func (m *mux) exit(mc *muxConn) {
 	defer m.wg.Done()
-	if mc.exited.Add(1) < 2 {
+	m.release(mc)
+}
+
+// release drops one reference to mc (its two goroutines, and a caller
+// writing on it). The last, when nothing can be queued on mc any more and
+// nobody writes on it, completes the commands left on it: those still
+// queued were never written (they may go out on a fresh connection), those
+// written get mc's error.
+func (m *mux) release(mc *muxConn) {
+	if mc.refs.Add(-1) > 0 {
 		return
 	}
+	mc.mu.Lock()
+	queued := mc.queue
+	mc.queue = nil
+	mc.mu.Unlock()
 	for {
 		select {
 		case r := <-mc.pending:
 			m.finish(r, nil, mc.err)
-		case r := <-mc.queue:
-			m.finish(r, nil, notSentError{mc.err})
+			continue
 		default:
-			return
 		}
+		break
+	}
+	for _, r := range queued {
+		m.finish(r, nil, notSentError{mc.err})
 	}
 }
 
