@@ -197,3 +197,39 @@ func TestThenAtTimeout(t *testing.T) {
 		}
 	})
 }
+
+type ctxKey struct{}
+
+// The node calls' context carries the caller's values, the fan-out's
+// deadline, and ends at it, also after Async returned; the caller's
+// cancellation does not reach it.
+func TestNodeContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.WithValue(t.Context(), ctxKey{}, "v"))
+		var nctx context.Context
+		start := time.Now()
+		res, err := quorum.Async(ctx, 2, quorum.Options{Need: 1, Timeout: 30 * ms}, func(c context.Context, i int, done quorum.Done) {
+			if i == 0 {
+				nctx = c
+				done.Vote(i, yes)
+			}
+		})
+		if err != nil || !res.OK() {
+			t.Fatalf("res=%+v err=%v", res, err)
+		}
+		cancel()
+		if nctx.Value(ctxKey{}) != "v" {
+			t.Error("the caller's value is lost")
+		}
+		if dl, ok := nctx.Deadline(); !ok || !dl.Equal(start.Add(30*ms)) {
+			t.Errorf("Deadline() = %v, %v; want the fan-out's", dl, ok)
+		}
+		if nctx.Err() != nil {
+			t.Errorf("Err() = %v before the deadline, after the caller's cancel", nctx.Err())
+		}
+		<-nctx.Done()
+		if time.Since(start) != 30*ms || !errors.Is(nctx.Err(), context.DeadlineExceeded) {
+			t.Errorf("ended after %v with %v, want DeadlineExceeded at 30ms", time.Since(start), nctx.Err())
+		}
+	})
+}
