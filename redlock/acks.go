@@ -15,9 +15,10 @@ package redlock
 // attempt's node timeout passes: its calls reach the master in the order
 // they were made (one pipelined connection), so a release sent then
 // queues behind the acquire still pending there, as a release of a call
-// that returned at its timeout always did. A release is always sent, also when it is due after its
-// fan-out gave up waiting (under a node timeout of its own); a late Extend
-// is not sent.
+// that returned at its timeout always did. A release is always sent, also
+// when it is due after its fan-out gave up waiting (under a node timeout of
+// its own); a late Extend is not sent. Calls waiting at one ack go out in
+// the order they were made.
 
 import (
 	"context"
