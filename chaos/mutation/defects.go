@@ -173,8 +173,8 @@ func Defects() []Defect {
 			Name:        "resume-creates",
 			Description: "Resume sets the lock key where it is missing (SET PX) instead of only extending it where it holds the token",
 			Edits: []Edit{{File: "redlock/resume.go",
-				Anchor: "c := v.extend.with(keys, token, ms)",
-				Replace: "c := script{hash: \"31eeee3b6f8cb3a735c8295d182d9bfcdfa0305d\", src: \"if redis.call('GET', KEYS[1]) == ARGV[1] or " +
+				Anchor: "c := resume.with(keys, token, ms)",
+				Replace: "_ = resume; c := script{hash: \"31eeee3b6f8cb3a735c8295d182d9bfcdfa0305d\", src: \"if redis.call('GET', KEYS[1]) == ARGV[1] or " +
 					"redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end return 0\"}.with(keys, token, ms)"}},
 			Scenarios: []string{"safe-multi"},
 			Note:      "safe-multi's resume workload: a stale token handed over after Unlock must not be resumed",
