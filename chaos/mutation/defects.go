@@ -111,7 +111,7 @@ func Defects() []Defect {
 			Description: "Extends of one Lock run at once: a longer Extend's late result raises Until past a shorter one the masters applied after it",
 			Edits: []Edit{{File: "redlock/extend.go",
 				Anchor:  "\tcase extending <- struct{}{}:\n\t\tdefer func() { <-extending }()\n",
-				Replace: "\tdefault:\n"}},
+				Replace: "\tdefault:\n\t\t_ = extending\n"}},
 			Scenarios: []string{"safe-extend"},
 			Note:      "safe-extend's generative workload runs two Extends with different TTLs at a time: a longer one decided last leaves Until past the masters' expiry (until-within-expiry)",
 		},
