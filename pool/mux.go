@@ -160,6 +160,9 @@ func (e notSentError) Unwrap() error { return e.err }
 // ctx. It goes out once at most (see resend); an EVALSHA with src falls
 // back to EVAL.
 func (m *mux) do(ctx context.Context, cmd string, args []any, src string) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // never sent: a call whose context ended sends nothing
+	}
 	r := newRequest(ctx, cmd, args, src, nil)
 	m.submit(r)
 	select {
@@ -175,6 +178,10 @@ func (m *mux) do(ctx context.Context, cmd string, args []any, src string) (any, 
 // (the reader's, the writer's, a dial's, or the caller's before start
 // returns). done must not block.
 func (m *mux) start(ctx context.Context, cmd string, args []any, src string, done Completion) {
+	if err := ctx.Err(); err != nil {
+		done.Complete(nil, m.wrap(err)) // never sent
+		return
+	}
 	m.submit(newRequest(ctx, cmd, args, src, done))
 }
 
