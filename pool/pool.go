@@ -243,6 +243,11 @@ func (n *Node) DoAsync(ctx context.Context, cmd string, args []any, done Complet
 	n.mux.start(ctx, cmd, args, "", done)
 }
 
+// InOrder reports whether calls reach the master in the order they were
+// made (redlock.AsyncNode): true in the pipelined mode, one connection;
+// false with Config.Pooled, where each call has a connection of its own.
+func (n *Node) InOrder() bool { return n.mux != nil }
+
 // EvalPreparedAsync is EvalPrepared completed by callback, as DoAsync is.
 func (n *Node) EvalPreparedAsync(ctx context.Context, src string, cmdArgs []any, done Completion) {
 	if n.mux == nil {

@@ -11,9 +11,9 @@ package redlock
 // at that ack (acks.after), never before: at once when the acquire has
 // returned already, else from the goroutine that completes the acquire
 // (with an AsyncNode, the connection's reader), which only sends it and
-// never waits. An AsyncNode's acquire is acked at the latest when the
-// attempt's node timeout passes: its calls reach the master in the order
-// they were made (one pipelined connection), so a release sent then
+// never waits. The acquire of an AsyncNode InOrder is acked at the latest
+// when the attempt's node timeout passes: its calls reach the master in the
+// order they were made (one pipelined connection), so a release sent then
 // queues behind the acquire still pending there, as a release of a call
 // that returned at its timeout always did. A release is always sent, also
 // when it is due after its fan-out gave up waiting (under a node timeout of
@@ -32,7 +32,7 @@ import (
 // how each voted. It allocates nothing more unless a call has to wait.
 type acks struct {
 	mu       sync.Mutex
-	fifo     []bool // per node: an AsyncNode, whose calls reach the master in order
+	fifo     []bool // per node: an AsyncNode whose calls reach the master in order
 	returned []bool
 	votes    []quorum.Vote
 	sends    []deferredSend        // one fan-out call per node, sent at its ack
@@ -83,8 +83,8 @@ type attemptState struct {
 // waited for it, on the calling goroutine. It is the attempt's
 // quorum.Options.Then, with ThenAtTimeout: the first ack of a node counts.
 // The ack at the node timeout (ErrNoAnswer, the call still pending) counts
-// only for an AsyncNode, whose later calls queue behind the pending one on
-// its connection; other Nodes are acked when their call returns.
+// only for an AsyncNode InOrder, whose later calls queue behind the pending
+// one on its connection; other Nodes are acked when their call returns.
 func (a *acks) ack(i int, vote quorum.Vote) {
 	a.mu.Lock()
 	if a.returned[i] || !a.fifo[i] && vote.Err == quorum.ErrNoAnswer {

@@ -54,6 +54,8 @@ func (c *callbackNode) complete(run func()) {
 	}()
 }
 
+func (c *callbackNode) InOrder() bool { return true }
+
 func (c *callbackNode) DoAsync(ctx context.Context, cmd string, args []any, done redlock.Completion) {
 	c.complete(func() { done.Complete(c.fake.Do(context.WithoutCancel(ctx), cmd, args...)) })
 }

@@ -15,7 +15,7 @@ import (
 // queue.go).
 type Locker struct {
 	nodes  []Node
-	fifo   []bool // per node: an AsyncNode (see acks.ack)
+	fifo   []bool // per node: an AsyncNode whose calls arrive in order (see acks.ack)
 	queues queues // this process's waiters, per key
 	settings
 
@@ -46,7 +46,8 @@ func New(nodes []Node, cfg Config) (*Locker, error) {
 	}
 	l := &Locker{nodes: append([]Node(nil), nodes...), fifo: make([]bool, len(nodes)), settings: s}
 	for i, n := range nodes {
-		_, l.fifo[i] = n.(AsyncNode)
+		a, ok := n.(AsyncNode)
+		l.fifo[i] = ok && a.InOrder()
 	}
 	return l, nil
 }

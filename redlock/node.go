@@ -64,15 +64,20 @@ type PreparedEvaler interface {
 // master that never answers (an implementation bounds a pending call, as
 // pool.Config.StallTimeout does, and completes it at its own Close): the
 // Locker sends a master its release only after that master's acquire call
-// has completed, or once that call has been pending for the node timeout:
-// an AsyncNode's calls must reach the master in the order they were made
-// (as on one pipelined connection), so that a release made then is
-// executed after the acquire still pending ahead of it. ctx bounds waiting
+// has completed, or, when InOrder reports true, once that call has been
+// pending for the node timeout: calls then reach the master in the order
+// they were made (as on one pipelined connection), so that a release made
+// then is executed after the acquire still pending ahead of it. ctx bounds waiting
 // before the command is sent (for a connection, say); a command that was
 // sent is never sent again.
 type AsyncNode interface {
 	DoAsync(ctx context.Context, cmd string, args []any, done Completion)
 	EvalPreparedAsync(ctx context.Context, src string, cmdArgs []any, done Completion)
+	// InOrder reports whether the Node's calls reach the master in the
+	// order they were made (one pipelined connection). Only then does the
+	// Locker send a release at the node timeout, behind an acquire still
+	// pending; otherwise it waits until that acquire completed.
+	InOrder() bool
 }
 
 // Completion receives the outcome of one AsyncNode call: Complete(reply,
