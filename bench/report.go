@@ -55,30 +55,20 @@ type LatencyRow struct {
 	FirstError     string  `json:"first_error,omitempty"`
 	AllocsPerCycle float64 `json:"allocs_per_cycle"`
 	BytesPerCycle  float64 `json:"bytes_per_cycle"`
-	// Goroutines is the most goroutines the implementation ran beside the
-	// caller's while it worked (sampled every millisecond).
-	Goroutines int  `json:"goroutines"`
-	Hung       bool `json:"hung"`
+	Hung           bool    `json:"hung"`
 }
 
 // ThroughputRow is scenario (b): lock+unlock cycles per second from
-// Goroutines goroutines, each on its own key, or, with Keys > 0, sharing
-// Keys keys.
+// Goroutines goroutines, each on its own key.
 type ThroughputRow struct {
 	Impl       string  `json:"impl"`
 	Nodes      int     `json:"nodes"`
 	Goroutines int     `json:"goroutines"`
-	Keys       int     `json:"keys,omitempty"`
 	Cycles     int64   `json:"cycles"`
 	PerSec     float64 `json:"cycles_per_sec"`
 	Errors     int64   `json:"errors"`
 	FirstError string  `json:"first_error,omitempty"`
-	// AllocsPerCycle is the process's allocations over the turns divided
-	// by the cycles; ExtraGoroutines the most goroutines the
-	// implementation ran beside the Goroutines callers.
-	AllocsPerCycle  float64 `json:"allocs_per_cycle"`
-	ExtraGoroutines int     `json:"extra_goroutines"`
-	Hung            bool    `json:"hung"`
+	Hung       bool    `json:"hung"`
 }
 
 // ContentionRow is scenario (c): Clients clients on one key, each holding
@@ -155,11 +145,9 @@ func (r *Report) latency(impl string, n int) *LatencyRow {
 	return nil
 }
 
-// throughput finds the row of impl with n nodes and g goroutines, on a
-// key each (keys 0) or sharing keys keys.
-func (r *Report) throughput(impl string, n, g, keys int) *ThroughputRow {
+func (r *Report) throughput(impl string, n, g int) *ThroughputRow {
 	for i := range r.Throughput {
-		if row := &r.Throughput[i]; row.Impl == impl && row.Nodes == n && row.Goroutines == g && row.Keys == keys {
+		if row := &r.Throughput[i]; row.Impl == impl && row.Nodes == n && row.Goroutines == g {
 			return row
 		}
 	}

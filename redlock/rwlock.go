@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"time"
+
+	"github.com/quorumlock/quorumlock/quorum"
 )
 
 // RWMutex is a read-write lock: many readers at once, or one writer. Each
@@ -59,8 +61,8 @@ func writer(id string, fencing bool) *variant {
 		kind:   KindWrite,
 		keys:   keys,
 		fenced: fencing,
-		acquire: func(keys []string, token string, ms int64) *call {
-			return writeAcquireScript.with(keys, token, ms, id)
+		acquire: func(keys []string, token string, ms int64) func(context.Context, Node) quorum.Vote {
+			return writeAcquireScript.with(keys, token, ms, id).count
 		},
 		extend:     extendScript, // on the writer key, keys[0]
 		release:    writeReleaseScript,

@@ -151,8 +151,7 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, retry bool) 
 	if err := s.check(ctx, ttl); err != nil {
 		return nil, err
 	}
-	var w waiting
-	l.initWaiting(&w, s.key, retry)
+	w := l.newWaiting(s.key, retry)
 	defer w.close()
 	if err := w.start(ctx); err != nil {
 		return nil, l.quorumError(opLock, s.key, nil, err)
@@ -166,7 +165,7 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, retry bool) 
 			}
 			attempts++
 			v, keys := s.permit((off + j) % s.k)
-			got, _, aerr := l.attempt(ctx, v, s.key, keys, rand.Text(), ttl, nil)
+			got, _, aerr := l.attempt(ctx, v, s.key, keys, rand.Text(), ttl)
 			if aerr == nil {
 				l.granted(got)
 				return got, nil
