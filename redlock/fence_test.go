@@ -41,7 +41,12 @@ func TestFenceIncreasesAcrossQuorums(t *testing.T) {
 				for _, i := range blocked {
 					nodes[i].Do(t.Context(), "SET", "res", "blocker", "PX", 60000)
 				}
-				lk, err := l.TryLock(t.Context(), "res", 10*time.Second)
+				// Lock, not TryLock: the previous round's Unlock may have
+				// returned at the quorum with a release still waiting for
+				// its late SET on the last master.
+				ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+				lk, err := l.Lock(ctx, "res", 10*time.Second)
+				cancel()
 				if err != nil {
 					t.Fatalf("round %d (blocked %v): %v", round, blocked, err)
 				}
