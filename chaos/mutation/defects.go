@@ -46,8 +46,8 @@ func Defects() []Defect {
 			Edits: []Edit{{File: "redlock/scripts/fence_raise.lua",
 				Anchor:  "if c < v then",
 				Replace: "if false then"}},
-			Scenarios: []string{"paused-holder", "safe-mixed"},
-			Note:      "shows as a repeated or lower token only when quorums differ: paused-holder rejects more writes than were late; safe-mixed checks fences increase",
+			Scenarios: []string{"paused-holder", "safe-mixed", "safe-extend", "safe-renew"},
+			Note:      "shows as a repeated or lower token only when quorums differ, which is random: paused-holder rejects more writes than were late; safe-mixed, safe-extend and safe-renew (no kills) check that fences increase",
 		},
 		{
 			Name:        "reentrant-ignores-owner",
