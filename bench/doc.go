@@ -12,13 +12,16 @@
 //
 //   - (a) uncontended lock+unlock latency from one goroutine, p50 to p99.9
 //     from an HDR histogram;
-//   - (b) throughput with 16 and 64 goroutines on distinct keys;
+//   - (b) throughput with 16, 64 and 256 goroutines on distinct keys, and
+//     with 64 goroutines sharing 16 keys; allocations per cycle and the
+//     goroutines the library runs beside the callers;
 //   - (c) contention: 8 clients on one key, each holding it 1ms:
 //     acquisitions per second, wait time, fairness, spurious failures;
 //   - (d) degraded: one node frozen with SIGSTOP, or killed: latency,
 //     hangs, the goroutines and connections left at the end, and whether
 //     the caller can see the faulty node;
-//   - (e) allocations and bytes per lock+unlock cycle;
+//   - (e) allocations and bytes per lock+unlock cycle, and the goroutines
+//     the library runs beside the caller's;
 //
 // each for N = 1, 3 and 5 masters. Implementations take turns in rotating
 // order (Options.Rounds) so that a noisy machine does not favour one.

@@ -36,8 +36,14 @@ type Options struct {
 	// Throughput is scenario (b)'s duration per implementation, N and
 	// goroutine count; default 1s.
 	Throughput time.Duration `json:"throughput_ns"`
-	// Goroutines are scenario (b)'s goroutine counts; default 16, 64.
+	// Goroutines are scenario (b)'s goroutine counts, a key each; default
+	// 16, 64, 256.
 	Goroutines []int `json:"goroutines"`
+	// SharedGoroutines goroutines share SharedKeys keys (goroutine i locks
+	// key i mod SharedKeys) in one more row of scenario (b); default 64 and
+	// 16. A negative SharedKeys leaves the row out.
+	SharedGoroutines int `json:"shared_goroutines"`
+	SharedKeys       int `json:"shared_keys"`
 	// Contention is scenario (c)'s duration per implementation and N;
 	// default 4s.
 	Contention time.Duration `json:"contention_ns"`
@@ -91,7 +97,13 @@ func (o Options) withDefaults() Options {
 		o.Rounds = 3
 	}
 	if len(o.Goroutines) == 0 {
-		o.Goroutines = []int{16, 64}
+		o.Goroutines = []int{16, 64, 256}
+	}
+	if o.SharedGoroutines <= 0 {
+		o.SharedGoroutines = 64
+	}
+	if o.SharedKeys == 0 {
+		o.SharedKeys = 16
 	}
 	if o.Clients <= 0 {
 		o.Clients = 8
@@ -252,7 +264,12 @@ func (h *harness) healthy(ctx context.Context, n int) error {
 		return err
 	}
 	for _, g := range o.Goroutines {
-		if err := h.throughput(ctx, cs, n, g); err != nil {
+		if err := h.throughput(ctx, cs, n, g, 0); err != nil {
+			return err
+		}
+	}
+	if o.SharedKeys > 0 {
+		if err := h.throughput(ctx, cs, n, o.SharedGoroutines, o.SharedKeys); err != nil {
 			return err
 		}
 	}
@@ -268,6 +285,7 @@ func (h *harness) latency(ctx context.Context, cs []contender, n int) error {
 		errs                  int64
 		first                 string
 		hung                  bool
+		goroutines            int
 	}
 	lat := map[string]*latAcc{}
 	err := h.turns(ctx, cs, Latency, n, o.Latency, func(c contender, round int, d time.Duration) {
@@ -282,9 +300,11 @@ func (h *harness) latency(ctx context.Context, cs []contender, n int) error {
 		ms := mutexes(c.l, 1, func(int) string { return key("lat", c.im.Name, n) })
 		cycles(ms, o.Warmup, o.HangAfter, nil, false)
 		var before, after runtime.MemStats
+		stop := sampleGoroutines(len(ms))
 		runtime.ReadMemStats(&before)
 		res := cycles(ms, d, o.HangAfter, nil, true)
 		runtime.ReadMemStats(&after)
+		a.goroutines = max(a.goroutines, stop())
 		h.logf("N=%d latency    %-18s round %d: %d cycles", n, c.im.Name, round, res.cycles)
 		a.cycles += uint64(res.cycles)
 		a.mallocs += after.Mallocs - before.Mallocs
@@ -307,7 +327,7 @@ func (h *harness) latency(ctx context.Context, cs []contender, n int) error {
 		if a == nil {
 			continue
 		}
-		row := LatencyRow{Impl: c.im.Name, Nodes: n, Dist: distOf(a.hist), Errors: a.errs, FirstError: a.first, Hung: a.hung}
+		row := LatencyRow{Impl: c.im.Name, Nodes: n, Dist: distOf(a.hist), Errors: a.errs, FirstError: a.first, Hung: a.hung, Goroutines: a.goroutines}
 		if a.cycles > 0 {
 			row.AllocsPerCycle = float64(a.mallocs) / float64(a.cycles)
 			row.BytesPerCycle = float64(a.byts) / float64(a.cycles)
@@ -317,24 +337,37 @@ func (h *harness) latency(ctx context.Context, cs []contender, n int) error {
 	return nil
 }
 
-// throughput measures scenario (b): g goroutines, a key each.
-func (h *harness) throughput(ctx context.Context, cs []contender, n, g int) error {
+// throughput measures scenario (b): g goroutines, a key each, or, with
+// keys > 0, sharing keys keys (goroutine i on key i mod keys).
+func (h *harness) throughput(ctx context.Context, cs []contender, n, g, keys int) error {
 	o := h.opts
 	rows := map[string]*ThroughputRow{}
 	elapsed := map[string]time.Duration{}
+	mallocs := map[string]uint64{}
 	err := h.turns(ctx, cs, Throughput, n, o.Throughput, func(c contender, round int, d time.Duration) {
 		row := rows[c.im.Name]
 		if row == nil {
-			row = &ThroughputRow{Impl: c.im.Name, Nodes: n, Goroutines: g}
+			row = &ThroughputRow{Impl: c.im.Name, Nodes: n, Goroutines: g, Keys: keys}
 			rows[c.im.Name] = row
 		}
 		if row.Hung {
 			return
 		}
-		ms := mutexes(c.l, g, func(i int) string { return key("tput", c.im.Name, n, g, i) })
+		ms := mutexes(c.l, g, func(i int) string {
+			if keys > 0 {
+				return key("shared", c.im.Name, n, g, i%keys)
+			}
+			return key("tput", c.im.Name, n, g, i)
+		})
 		cycles(ms, o.Warmup, o.HangAfter, nil, false)
+		var before, after runtime.MemStats
+		stop := sampleGoroutines(g)
+		runtime.ReadMemStats(&before)
 		res := cycles(ms, d, o.HangAfter, nil, false)
-		h.logf("N=%d throughput %-18s round %d: %d goroutines, %d cycles", n, c.im.Name, round, g, res.cycles)
+		runtime.ReadMemStats(&after)
+		row.ExtraGoroutines = max(row.ExtraGoroutines, stop())
+		mallocs[c.im.Name] += after.Mallocs - before.Mallocs
+		h.logf("N=%d throughput %-18s round %d: %d goroutines, %d keys, %d cycles", n, c.im.Name, round, g, keys, res.cycles)
 		row.Cycles += res.cycles
 		elapsed[c.im.Name] += res.elapsed
 		errs, first := res.errs.get()
@@ -352,10 +385,42 @@ func (h *harness) throughput(ctx context.Context, cs []contender, n, g int) erro
 			if e := elapsed[c.im.Name]; e > 0 {
 				row.PerSec = float64(row.Cycles) / e.Seconds()
 			}
+			if row.Cycles > 0 {
+				row.AllocsPerCycle = float64(mallocs[c.im.Name]) / float64(row.Cycles)
+			}
 			h.r.Throughput = append(h.r.Throughput, *row)
 		}
 	}
 	return nil
+}
+
+// sampleGoroutines samples the process's goroutines every millisecond
+// until stop is called, and stop returns the most it saw beyond those
+// running when it started and the drivers goroutines that the measurement
+// starts itself: the goroutines the implementation runs while it works.
+func sampleGoroutines(drivers int) (stop func() int) {
+	base := runtime.NumGoroutine() + 1 // this sampler
+	done := make(chan struct{})
+	peak := make(chan int, 1)
+	go func() {
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		most := 0
+		for {
+			select {
+			case <-done:
+				peak <- most
+				return
+			case <-t.C:
+				most = max(most, runtime.NumGoroutine())
+			}
+		}
+	}()
+	return func() int {
+		close(done)
+		// drive's own waiter goroutine is not the implementation's.
+		return max(0, <-peak-base-drivers-1)
+	}
 }
 
 // contention measures scenario (c): Clients clients, one key.

@@ -46,12 +46,19 @@ func TestHarnessShort(t *testing.T) {
 			for _, g := range r.Options.Goroutines {
 				if im.Supports(bench.Throughput, n) {
 					row := find(t, r.Throughput, "throughput", func(x bench.ThroughputRow) bool {
-						return x.Impl == im.Name && x.Nodes == n && x.Goroutines == g
+						return x.Impl == im.Name && x.Nodes == n && x.Goroutines == g && x.Keys == 0
 					})
-					if !row.Hung && (row.Cycles <= 0 || row.PerSec <= 0) {
+					if !row.Hung && (row.Cycles <= 0 || row.PerSec <= 0 || row.AllocsPerCycle <= 0) {
 						t.Errorf("throughput %s N=%d g=%d: %+v", im.Name, n, g, row)
 					}
 				}
+			}
+			if im.Supports(bench.Throughput, n) {
+				// The shared-keys row: cycles may fail there (a peer that
+				// gives up waiting), but the row must be there.
+				find(t, r.Throughput, "shared throughput", func(x bench.ThroughputRow) bool {
+					return x.Impl == im.Name && x.Nodes == n && x.Goroutines == r.Options.SharedGoroutines && x.Keys == r.Options.SharedKeys
+				})
 			}
 			if im.Supports(bench.Contention, n) {
 				row := find(t, r.Contention, "contention", func(x bench.ContentionRow) bool { return x.Impl == im.Name && x.Nodes == n })

@@ -55,20 +55,30 @@ type LatencyRow struct {
 	FirstError     string  `json:"first_error,omitempty"`
 	AllocsPerCycle float64 `json:"allocs_per_cycle"`
 	BytesPerCycle  float64 `json:"bytes_per_cycle"`
-	Hung           bool    `json:"hung"`
+	// Goroutines is the most goroutines the implementation ran beside the
+	// caller's while it worked (sampled every millisecond).
+	Goroutines int  `json:"goroutines"`
+	Hung       bool `json:"hung"`
 }
 
 // ThroughputRow is scenario (b): lock+unlock cycles per second from
-// Goroutines goroutines, each on its own key.
+// Goroutines goroutines, each on its own key, or, with Keys > 0, sharing
+// Keys keys.
 type ThroughputRow struct {
 	Impl       string  `json:"impl"`
 	Nodes      int     `json:"nodes"`
 	Goroutines int     `json:"goroutines"`
+	Keys       int     `json:"keys,omitempty"`
 	Cycles     int64   `json:"cycles"`
 	PerSec     float64 `json:"cycles_per_sec"`
 	Errors     int64   `json:"errors"`
 	FirstError string  `json:"first_error,omitempty"`
-	Hung       bool    `json:"hung"`
+	// AllocsPerCycle is the process's allocations over the turns divided
+	// by the cycles; ExtraGoroutines the most goroutines the
+	// implementation ran beside the Goroutines callers.
+	AllocsPerCycle  float64 `json:"allocs_per_cycle"`
+	ExtraGoroutines int     `json:"extra_goroutines"`
+	Hung            bool    `json:"hung"`
 }
 
 // ContentionRow is scenario (c): Clients clients on one key, each holding
@@ -145,9 +155,11 @@ func (r *Report) latency(impl string, n int) *LatencyRow {
 	return nil
 }
 
-func (r *Report) throughput(impl string, n, g int) *ThroughputRow {
+// throughput finds the row of impl with n nodes and g goroutines, on a
+// key each (keys 0) or sharing keys keys.
+func (r *Report) throughput(impl string, n, g, keys int) *ThroughputRow {
 	for i := range r.Throughput {
-		if row := &r.Throughput[i]; row.Impl == impl && row.Nodes == n && row.Goroutines == g {
+		if row := &r.Throughput[i]; row.Impl == impl && row.Nodes == n && row.Goroutines == g && row.Keys == keys {
 			return row
 		}
 	}

@@ -25,27 +25,34 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return tw
 	}
 
-	tw := section("(a) uncontended lock+unlock, 1 goroutine, µs; (e) allocations per cycle",
-		"N\timpl\tcycles\tp50\tp90\tp99\tp99.9\tmax\terrors\tallocs\tbytes\tours/x p50\tp99\tallocs\t")
+	tw := section("(a) uncontended lock+unlock, 1 goroutine, µs; (e) allocations per cycle; goroutines: the most the library ran beside the caller's",
+		"N\timpl\tcycles\tp50\tp90\tp99\tp99.9\tmax\terrors\tallocs\tbytes\tgoroutines\tours/x p50\tp99\tallocs\t")
 	for i := range r.Latency {
 		row := &r.Latency[i]
 		o := r.latency(Ours, row.Nodes)
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.0f\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.0f\t%d\t%s\t%s\t%s\t\n",
 			row.Nodes, row.Impl, row.Count, us(row.P50), us(row.P90), us(row.P99), us(row.P999), us(row.Max),
-			errs(row.Errors, row.Hung), row.AllocsPerCycle, row.BytesPerCycle,
+			errs(row.Errors, row.Hung), row.AllocsPerCycle, row.BytesPerCycle, row.Goroutines,
 			ratio(o, row, func(x *LatencyRow) float64 { return x.P50 }),
 			ratio(o, row, func(x *LatencyRow) float64 { return x.P99 }),
 			ratio(o, row, func(x *LatencyRow) float64 { return x.AllocsPerCycle }))
 	}
 	tw.Flush()
 
-	tw = section("(b) throughput, a key per goroutine, lock+unlock cycles/s",
-		"N\tgoroutines\timpl\tcycles/s\terrors\tours/x\t")
+	tw = section("(b) throughput, lock+unlock cycles/s: a key per goroutine, or goroutines sharing keys; allocations per cycle;\n"+
+		"    goroutines: the most the library ran beside the callers",
+		"N\tgoroutines\tkeys\timpl\tcycles/s\terrors\tallocs\tgoroutines\tours/x\tallocs\t")
 	for i := range r.Throughput {
 		row := &r.Throughput[i]
-		o := r.throughput(Ours, row.Nodes, row.Goroutines)
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%.0f\t%s\t%s\t\n", row.Nodes, row.Goroutines, row.Impl, row.PerSec, errs(row.Errors, row.Hung),
-			ratio(o, row, func(x *ThroughputRow) float64 { return x.PerSec }))
+		o := r.throughput(Ours, row.Nodes, row.Goroutines, row.Keys)
+		keys := "each"
+		if row.Keys > 0 {
+			keys = fmt.Sprint(row.Keys)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%.0f\t%s\t%.1f\t%d\t%s\t%s\t\n", row.Nodes, row.Goroutines, keys, row.Impl, row.PerSec, errs(row.Errors, row.Hung),
+			row.AllocsPerCycle, row.ExtraGoroutines,
+			ratio(o, row, func(x *ThroughputRow) float64 { return x.PerSec }),
+			ratio(o, row, func(x *ThroughputRow) float64 { return x.AllocsPerCycle }))
 	}
 	tw.Flush()
 

@@ -25,12 +25,13 @@ import (
 const keepAlive = 5 * time.Minute
 
 // conn is a dialed connection and the TCP socket under it (under TLS, if
-// any), which idleCheck looks at. It forwards redigo's optional interfaces
+// any), which its idleChecker looks at. It forwards redigo's optional interfaces
 // (ConnWithTimeout, ConnWithContext), which embedding alone would hide.
 type conn struct {
 	redis.Conn
-	raw net.Conn
-	tls bool
+	raw  net.Conn
+	tls  bool
+	idle *idleChecker // made at the first check
 }
 
 // DoContext implements redis.ConnWithContext.
@@ -54,8 +55,14 @@ func (c *conn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 }
 
 // idle reports an error when the master closed or reset the connection
-// while nothing was in flight on it (see idleCheck).
-func (c *conn) idle() error { return idleCheck(c.raw, c.tls) }
+// while nothing was in flight on it (see idleChecker). One goroutine at a
+// time may call it.
+func (c *conn) checkIdle() error {
+	if c.idle == nil {
+		c.idle = newIdleChecker(c.raw, c.tls)
+	}
+	return c.idle.check()
+}
 
 // dial makes one connection for cfg, bounded by ctx and cfg.DialTimeout.
 func dial(ctx context.Context, cfg Config) (*conn, error) {

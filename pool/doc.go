@@ -10,8 +10,14 @@
 //
 // A *Node satisfies redlock.Node without this package importing redlock.
 //
+// Calls also complete by callback (DoAsync, EvalPreparedAsync: the
+// redlock.AsyncNode ability): the pipelined connection's reader completes
+// each command as its reply arrives, so a caller that fans out to many
+// masters needs no goroutine per master, and a frozen master costs pending
+// commands, not goroutines.
+//
 // Every call honours its context's deadline and cancellation: the wait for
-// a connection or a place in the pipeline, and the reply. A frozen master
+// a connection, and the reply. A frozen master
 // (one that accepts TCP connections but never answers, as a SIGSTOPped
 // redis-server does) therefore never holds a caller past its deadline. A
 // pooled connection whose command was cut short is closed, not reused; a

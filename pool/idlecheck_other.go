@@ -4,7 +4,11 @@ package pool
 
 import "net"
 
-// idleCheck is not available on this platform: a connection the master
+// idleChecker is not available on this platform: a connection the master
 // closed while idle is found out by the command written on it, which then
 // fails (it is never sent again).
-func idleCheck(net.Conn, bool) error { return nil }
+type idleChecker struct{}
+
+func newIdleChecker(net.Conn, bool) *idleChecker { return &idleChecker{} }
+
+func (*idleChecker) check() error { return nil }

@@ -12,34 +12,47 @@ import (
 // errUnasked is idleCheck's error for bytes waiting on an idle connection.
 var errUnasked = errors.New("bytes from the master while no command was in flight")
 
-// idleCheck looks, without blocking and without consuming anything, at a
-// connection on which no command is in flight: it returns io.EOF or the
+// idleChecker looks, without blocking and without consuming anything, at a
+// connection on which no command is in flight: check returns io.EOF or the
 // socket's error when the master closed or reset it (a restart, CLIENT
 // KILL, an idle timeout), and errUnasked when bytes nobody asked for wait
 // on a plain connection (they would be taken for the next reply). Under
 // TLS such bytes are normal (session tickets), so they pass. This is the
 // check go-redis makes before it reuses a pooled connection; it costs one
-// system call.
-func idleCheck(raw net.Conn, tls bool) error {
-	sc, ok := raw.(syscall.Conn)
-	if !ok {
+// system call and, after the first, no allocation. One goroutine at a
+// time may call check (the connection's writer, or its pooled user).
+type idleChecker struct {
+	rc   syscall.RawConn // nil when the connection has no file descriptor
+	tls  bool
+	buf  [1]byte
+	n    int
+	err  error
+	peek func(fd uintptr) bool // made once: a closure per check would allocate
+}
+
+func newIdleChecker(raw net.Conn, tls bool) *idleChecker {
+	c := &idleChecker{tls: tls}
+	if sc, ok := raw.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			c.rc = rc
+		}
+	}
+	c.peek = func(fd uintptr) bool {
+		c.n, _, c.err = syscall.Recvfrom(int(fd), c.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		return true
+	}
+	return c
+}
+
+func (c *idleChecker) check() error {
+	if c.rc == nil {
 		return nil
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	if err := c.rc.Read(c.peek); err != nil {
 		return err
 	}
-	var (
-		buf  [1]byte
-		n    int
-		rerr error
-	)
-	if err := rc.Read(func(fd uintptr) bool {
-		n, _, rerr = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		return true
-	}); err != nil {
-		return err
-	}
+	n, rerr := c.n, c.err
+	c.err = nil
 	switch {
 	case errors.Is(rerr, syscall.EAGAIN), errors.Is(rerr, syscall.EWOULDBLOCK), errors.Is(rerr, syscall.EINTR):
 		return nil
@@ -47,7 +60,7 @@ func idleCheck(raw net.Conn, tls bool) error {
 		return rerr
 	case n == 0:
 		return io.EOF
-	case tls:
+	case c.tls:
 		return nil
 	default:
 		return errUnasked

@@ -5,75 +5,148 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 )
 
-// The pipelined side of a Node (the default; see Config.Pooled): every caller's command
-// goes through one shared connection. A writer goroutine takes whatever
-// commands are queued, writes them with one Flush (one system call for many
-// callers), and hands them, in order, to a reader goroutine that matches the
-// replies to them. Redis answers one connection's commands in order, so the
-// n-th reply belongs to the n-th command written.
+// The pipelined side of a Node (the default; see Config.Pooled): every
+// caller's command goes through one shared connection. Commands are queued;
+// whoever queues a command while nobody is writing writes what is queued
+// with one Flush (flat combining: one system call for many callers, and no
+// wake-up of another goroutine), as long as few bytes are in flight
+// (directBytes: they fit in the sockets' buffers, so the write cannot
+// block, even on a frozen master); past that, the connection's writer
+// goroutine takes over the writing. The commands written go, in order, to
+// a reader goroutine that matches the replies to them. Redis answers one
+// connection's commands in order, so the n-th reply belongs to the n-th
+// command written.
 //
-// A caller waits for its reply or for its context, whichever comes first. A
-// caller that gave up leaves its command in the pipeline; its reply is read
-// and dropped, so the connection stays in step. A connection that breaks, or
-// whose oldest command gets no reply within Config.StallTimeout (a frozen
-// master), is closed: every command on it fails, and the next caller dials a
-// new one (see dial.go).
+// Every command completes by callback: the reader completes each request
+// as its reply arrives (a waiting Do caller is woken; an asynchronous
+// caller's done function runs on the reader goroutine and must not block;
+// a command it queues in turn is written at most directBytes in flight, or
+// left to the writer goroutine). Queuing a command never blocks: at
+// muxQueue waiting commands it fails at once, and while the connection is
+// being dialed it waits in a list that the new connection takes first (or
+// the dial's one watcher goroutine fails), never on the caller's goroutine
+// or the reader's. Commands go out
+// in the order they were queued, except after a connection broke: its
+// unwritten commands go to the next one after those queued meanwhile. A caller
+// that gave up leaves its command in the pipeline; its reply is read and
+// dropped, so the connection stays in step. A connection that breaks, or
+// whose oldest command gets no reply within the stall timeout (a frozen
+// master), is closed: every command on it completes with an error, and the
+// next caller dials a new one (see dial.go). So every command completes,
+// within the stall timeout of its being written, or at Node.Close.
 //
 // A command that may have reached the master is never sent again: the
 // master may have run it and lost only the reply (a crash after the AOF
 // fsync, CLIENT KILL, a middlebox reset), and a reentrant release run twice
 // hands the lock to another owner. Its caller gets the error: a failed call
 // is a failed vote. Only a command that provably never left this process is
-// sent on a fresh connection: before the writer writes to a connection on
-// which no command is in flight, it checks that the master has not closed
-// it (idleCheck; a restart while idle is the common case), and the commands
-// it took are then handed back unsent.
+// sent on a fresh connection (resend): before the writer writes to a
+// connection on which no command is in flight, it checks that the master
+// has not closed it (idleChecker; a restart while idle is the common case),
+// and the commands it took are then handed back unsent; so are the
+// commands still queued, unwritten, on a connection that broke. An EVALSHA
+// answered NOSCRIPT ran nothing, and goes again as EVAL.
 
 // muxQueue bounds the commands waiting for the writer and those written
-// and waiting for their replies, per connection: at the bound, callers wait
-// (until their context ends) instead of piling up on a stalled master.
+// and waiting for their replies, per connection: beyond the bound, a
+// command fails at once with errBusy, unsent, instead of piling up on a
+// stalled master.
 const muxQueue = 4096
 
 // errStalled closes a connection whose oldest command got no reply in time.
 var errStalled = errors.New("no reply within the stall timeout")
 
-// request is one command in the pipeline. Requests whose caller took the
-// reply are recycled; one whose caller gave up is left to the collector,
-// since the pipeline may still hold it.
+// errBusy is the error of a command that found muxQueue commands waiting.
+var errBusy = errors.New("too many commands waiting for the connection")
+
+// request is one command in the pipeline. Requests are recycled once their
+// caller took the reply; one whose waiting caller gave up is left to the
+// collector, since the pipeline may still hold it.
 type request struct {
 	cmd   string
 	args  []any
+	src   string          // with EVALSHA: the script, sent as EVAL after NOSCRIPT
+	ctx   context.Context // bounds waiting for a dial, and any resend
+	tries int             // resends so far
+	size  int64           // about its bytes on the wire (see sizeOf)
+	// done, if set, completes the request (an asynchronous call);
+	// otherwise reply and err are set and ch gets one send.
+	done  Completion
 	reply any
 	err   error
-	done  chan struct{} // buffered 1: one send when reply and err are set
+	ch    chan struct{} // buffered 1
 }
 
-var requests = sync.Pool{New: func() any { return &request{done: make(chan struct{}, 1)} }}
+var requests = sync.Pool{New: func() any { return &request{ch: make(chan struct{}, 1)} }}
 
-// mux owns the current pipelined connection of a Node.
+func newRequest(ctx context.Context, cmd string, args []any, src string, done Completion) *request {
+	r := requests.Get().(*request)
+	r.ctx, r.cmd, r.args, r.src, r.done = ctx, cmd, args, src, done
+	r.size = sizeOf(cmd, args)
+	return r
+}
+
+// sizeOf is about the bytes of a command on the wire: its strings and byte
+// slices, and a little for everything else and the framing.
+func sizeOf(cmd string, args []any) int64 {
+	n := int64(len(cmd)) + 16
+	for _, a := range args {
+		switch a := a.(type) {
+		case string:
+			n += int64(len(a)) + 16
+		case []byte:
+			n += int64(len(a)) + 16
+		default:
+			n += 32
+		}
+	}
+	return n
+}
+
+// mux owns the current pipelined connection of a Node. It knows the Node
+// only through what it was given.
 type mux struct {
-	n *Node
+	dial  func() (*dialAttempt, error) // starts a dial, or joins the one in progress
+	stall time.Duration                // StallTimeout
+	wrap  func(error) error            // an asynchronous call's error, as the Node reports it
 
-	mu     sync.Mutex
-	cur    *muxConn // nil until dialed, and after it broke
-	closed bool
-	wg     sync.WaitGroup
+	cur atomic.Pointer[muxConn] // nil until dialed, and after it broke; set under mu
+
+	mu      sync.Mutex
+	dialing bool       // a watch runs
+	waiting []*request // for the dial that watch waits for, in order
+	closed  bool
+	wg      sync.WaitGroup // the connections' goroutines
 }
 
 // muxConn is one pipelined connection and its two goroutines.
 type muxConn struct {
 	c           *conn
-	queue       chan *request // callers -> writer
 	pending     chan *request // writer -> reader, in the order written
 	broken      chan struct{} // closed by fail
+	kick        chan struct{} // buffered 1: the writer goroutine takes over writing
 	outstanding atomic.Int64  // commands written whose reply was not read yet
-	once        sync.Once
-	err         error // why it broke; set before broken is closed
+	inflight    atomic.Int64  // their sizes (see size)
+	refs        atomic.Int32  // its goroutines and callers writing on it; the last drains
+
+	mu      sync.Mutex
+	failed  bool
+	err     error      // why it broke; set before broken is closed
+	queue   []*request // queued, not yet taken by a writer
+	spare   []*request // a taken batch's slice, for reuse
+	writing bool       // a goroutine writes (a caller's or the writer goroutine)
 }
+
+// directBytes bounds the bytes in flight on a connection (written, reply
+// not read) up to which a caller writes queued commands itself instead of
+// waking the writer goroutine: so few fit in the sockets' buffers, so such
+// a write never blocks the caller, even on a frozen master.
+const directBytes = 16 << 10
 
 // notSentError is the error of a command that the writer took but never
 // wrote, because the connection was found dead first: it may go out on a
@@ -83,157 +156,340 @@ type notSentError struct{ err error }
 func (e notSentError) Error() string { return e.err.Error() }
 func (e notSentError) Unwrap() error { return e.err }
 
-// do sends one command through the pipeline. It goes out once at most; it
-// is handed to a fresh connection only when it was never written (see the
-// top of this file).
-func (m *mux) do(ctx context.Context, cmd string, args []any) (any, error) {
-	for tries := 0; ; tries++ {
-		mc, err := m.conn(ctx)
-		if err != nil {
-			return nil, err
-		}
-		reply, err := m.send(ctx, mc, cmd, args)
-		var notSent notSentError
-		if tries < maxUnsent && errors.As(err, &notSent) && ctx.Err() == nil {
-			continue
-		}
-		return reply, err
+// do sends one command through the pipeline and waits for its reply or for
+// ctx. It goes out once at most (see resend); an EVALSHA with src falls
+// back to EVAL.
+func (m *mux) do(ctx context.Context, cmd string, args []any, src string) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // never sent: a call whose context ended sends nothing
 	}
+	r := newRequest(ctx, cmd, args, src, nil)
+	m.submit(r)
+	select {
+	case <-r.ch:
+		return r.recycle()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// start sends one command through the pipeline and returns at once;
+// done.Complete runs once with the reply, on the goroutine that completes the command
+// (the reader's, the writer's, a dial's, or the caller's before start
+// returns). done must not block.
+func (m *mux) start(ctx context.Context, cmd string, args []any, src string, done Completion) {
+	if err := ctx.Err(); err != nil {
+		done.Complete(nil, m.wrap(err)) // never sent
+		return
+	}
+	m.submit(newRequest(ctx, cmd, args, src, done))
 }
 
 // maxUnsent bounds how often one command is handed to a fresh connection
 // after it found the previous one dead before it was written.
 const maxUnsent = 2
 
-// send queues one command on mc and waits for its reply.
-func (m *mux) send(ctx context.Context, mc *muxConn, cmd string, args []any) (any, error) {
-	r := requests.Get().(*request)
-	r.cmd, r.args = cmd, args
-	select {
-	case mc.queue <- r:
-	case <-mc.broken:
-		return nil, notSentError{mc.err}
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	select {
-	case <-r.done:
-		return r.recycle()
-	case <-mc.broken:
-		select {
-		case <-r.done: // answered before the connection broke
-			return r.recycle()
-		default:
-			return nil, mc.err
+// submit queues r on the live connection, without blocking. With none,
+// r waits in m.waiting for the dial that submit starts (or joins): install
+// queues the waiting commands on the new connection before any later one,
+// so commands go out in the order they were submitted, and one goroutine
+// per dial, not per command, fails them if the dial fails (watch).
+func (m *mux) submit(r *request) {
+	if mc := m.cur.Load(); mc != nil { // the common case: no lock
+		if err := m.enqueue(mc, r); err != nil {
+			m.finish(r, nil, err)
 		}
-	case <-ctx.Done():
-		return nil, ctx.Err()
+		return
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		m.finish(r, nil, errNodeClosed)
+		return
+	}
+	if mc := m.cur.Load(); mc != nil {
+		m.mu.Unlock()
+		if err := m.enqueue(mc, r); err != nil {
+			m.finish(r, nil, err)
+		}
+		return
+	}
+	if !m.dialing {
+		a, err := m.dial()
+		if err != nil {
+			m.mu.Unlock()
+			m.finish(r, nil, err)
+			return
+		}
+		m.dialing = true
+		go m.watch(a)
+	}
+	m.waiting = append(m.waiting, r)
+	m.mu.Unlock()
+}
+
+// watch waits for the dial a, then fails the commands still waiting with
+// its error, or, when it succeeded (install took those waiting then),
+// submits those that came while its connection broke again. A command
+// whose context ended while it waited fails unsent.
+func (m *mux) watch(a *dialAttempt) {
+	<-a.done
+	m.mu.Lock()
+	waiting := m.waiting
+	m.waiting, m.dialing = nil, false
+	m.mu.Unlock()
+	for i, r := range waiting {
+		waiting[i] = nil
+		switch err := r.ctx.Err(); {
+		case a.err != nil:
+			m.finish(r, nil, a.err)
+		case err != nil:
+			m.finish(r, nil, err)
+		default:
+			m.submit(r)
+		}
 	}
 }
 
-// recycle returns r's result and puts r back for reuse.
+// enqueue queues r on mc, or reports why not: the connection broke (r is
+// unsent) or the queue is full. If no goroutine is writing on mc, the
+// caller writes the queue itself while few commands are in flight (flat
+// combining: one system call for what concurrent callers queued, and no
+// wake-up of the writer goroutine), and otherwise hands the writing to the
+// writer goroutine; it never blocks on the connection either way.
+func (m *mux) enqueue(mc *muxConn, r *request) error {
+	mc.mu.Lock()
+	if mc.failed {
+		err := notSentError{mc.err}
+		mc.mu.Unlock()
+		return err
+	}
+	if len(mc.queue) >= muxQueue {
+		mc.mu.Unlock()
+		return errBusy
+	}
+	mc.queue = append(mc.queue, r)
+	if mc.writing {
+		mc.mu.Unlock()
+		return nil
+	}
+	mc.writing = true
+	mc.refs.Add(1) // mc's commands are drained only once this write ends
+	mc.mu.Unlock()
+	m.flush(mc, true)
+	m.release(mc)
+	return nil
+}
+
+// flush writes what is queued on mc, batch after batch, until the queue is
+// empty. Its caller holds mc.writing and flush gives it up. On a caller's
+// goroutine (direct), a batch takes the queued commands only while the
+// bytes in flight stay within directBytes; past that, flush hands the
+// writing to the writer goroutine (one kick per hand-over: kick never
+// blocks), which may wait for room.
+func (m *mux) flush(mc *muxConn, direct bool) {
+	for {
+		mc.mu.Lock()
+		if mc.failed || len(mc.queue) == 0 {
+			mc.writing = false // a failed mc's queue is drained by the last release
+			mc.mu.Unlock()
+			return
+		}
+		var batch []*request
+		if direct {
+			room, n := directBytes-mc.inflight.Load(), 0
+			for n < len(mc.queue) && room >= mc.queue[n].size {
+				room -= mc.queue[n].size
+				n++
+			}
+			if n == 0 {
+				mc.mu.Unlock()
+				mc.kick <- struct{}{}
+				return
+			}
+			batch = append(mc.spare, mc.queue[:n]...)
+			mc.spare = nil
+			rest := copy(mc.queue, mc.queue[n:])
+			clear(mc.queue[rest:])
+			mc.queue = mc.queue[:rest]
+		} else {
+			batch = mc.queue
+			mc.queue, mc.spare = mc.spare, nil
+		}
+		mc.mu.Unlock()
+		ok := m.writeBatch(mc, batch)
+		clear(batch)
+		mc.mu.Lock()
+		mc.spare = batch[:0]
+		mc.mu.Unlock()
+		if !ok {
+			mc.mu.Lock()
+			mc.writing = false
+			mc.mu.Unlock()
+			return
+		}
+	}
+}
+
+// writeBatch writes batch with one flush and hands its commands, in order,
+// to the reader. It reports false when mc broke; each command of batch is
+// then either completed or with the reader.
+func (m *mux) writeBatch(mc *muxConn, batch []*request) bool {
+	if mc.outstanding.Load() == 0 {
+		if err := mc.c.checkIdle(); err != nil {
+			// Nothing was written since the connection went idle: the
+			// batch is unsent.
+			err = notSentError{err}
+			m.fail(mc, err)
+			for _, r := range batch {
+				m.finish(r, nil, err)
+			}
+			return false
+		}
+	}
+	for i, r := range batch {
+		if err := mc.c.Send(r.cmd, r.args...); err != nil {
+			m.fail(mc, err)
+			for _, r := range batch[i:] {
+				m.finish(r, nil, mc.err)
+			}
+			return false
+		}
+		mc.outstanding.Add(1)
+		mc.inflight.Add(r.size)
+		select {
+		case mc.pending <- r:
+		case <-mc.broken:
+			for _, r := range batch[i:] {
+				m.finish(r, nil, mc.err)
+			}
+			return false
+		}
+	}
+	if err := mc.c.Flush(); err != nil {
+		m.fail(mc, err)
+		return false
+	}
+	return true
+}
+
+// finish completes r with reply and err, unless r goes out again: an
+// EVALSHA the master did not know as EVAL, or an unsent command on a
+// fresh connection (resend).
+func (m *mux) finish(r *request, reply any, err error) {
+	if r.src != "" && isNoScript(err) {
+		// NOSCRIPT: the master ran nothing; send the source.
+		withSrc := make([]any, len(r.args))
+		withSrc[0] = r.src
+		copy(withSrc[1:], r.args[1:])
+		r.cmd, r.args, r.src = "EVAL", withSrc, ""
+		r.size = sizeOf(r.cmd, r.args)
+		m.submit(r)
+		return
+	}
+	if m.resend(r, err) {
+		return
+	}
+	if r.done == nil {
+		r.reply, r.err = reply, err
+		r.ch <- struct{}{}
+		return
+	}
+	done := r.done
+	*r = request{ch: r.ch}
+	requests.Put(r)
+	done.Complete(reply, m.wrap(err))
+}
+
+// resend hands r to a fresh connection when it provably never left this
+// process (see the top of this file), and reports whether it did.
+func (m *mux) resend(r *request, err error) bool {
+	if err == nil {
+		return false
+	}
+	ctx, tries := r.ctx, r.tries
+	var notSent notSentError
+	if tries < maxUnsent && errors.As(err, &notSent) && ctx.Err() == nil {
+		r.tries++
+		m.submit(r)
+		return true
+	}
+	return false
+}
+
+// recycle returns a waited-for r's result and puts r back for reuse.
 func (r *request) recycle() (any, error) {
 	reply, err := r.reply, r.err
-	*r = request{done: r.done}
+	*r = request{ch: r.ch}
 	requests.Put(r)
 	return reply, err
 }
 
-// conn returns the live connection, waiting for a dial (see dial.go) until
-// ctx ends.
-func (m *mux) conn(ctx context.Context) (*muxConn, error) {
-	for {
-		m.mu.Lock()
-		if m.closed {
-			m.mu.Unlock()
-			return nil, errNodeClosed
-		}
-		if mc := m.cur; mc != nil {
-			m.mu.Unlock()
-			return mc, nil
-		}
-		a, err := m.n.dialer.attempt()
-		m.mu.Unlock()
-		if err != nil {
-			return nil, err
-		}
-		if err := a.wait(ctx); err != nil {
-			return nil, err
-		}
-	}
-}
-
 // install makes c the live connection and starts its goroutines; it is the
-// dialer's land hook.
+// dialer's land hook. The commands waiting for the dial go first, in
+// order; one whose context ended fails unsent.
 func (m *mux) install(c *conn) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.closed {
+		m.mu.Unlock()
 		return errNodeClosed
 	}
 	mc := &muxConn{
 		c:       c,
-		queue:   make(chan *request, muxQueue),
 		pending: make(chan *request, muxQueue),
 		broken:  make(chan struct{}),
+		kick:    make(chan struct{}, 1),
 	}
-	m.cur = mc
+	mc.refs.Store(2)
+	type failed struct {
+		r   *request
+		err error
+	}
+	var fails []failed
+	for _, r := range m.waiting {
+		switch err := r.ctx.Err(); {
+		case err != nil:
+			fails = append(fails, failed{r, err})
+		case len(mc.queue) >= muxQueue:
+			fails = append(fails, failed{r, errBusy})
+		default:
+			mc.queue = append(mc.queue, r)
+		}
+	}
+	m.waiting = nil
+	if len(mc.queue) > 0 { // the writer goroutine writes them, first
+		mc.writing = true
+		mc.kick <- struct{}{}
+	}
+	m.cur.Store(mc)
 	m.wg.Add(2)
 	go m.write(mc)
 	go m.read(mc)
+	m.mu.Unlock()
+	for _, f := range fails {
+		m.finish(f.r, nil, f.err)
+	}
 	return nil
 }
 
-// write batches queued commands into single flushes.
+// write writes for the callers that handed the writing over: while many
+// commands are in flight (a slow or frozen master), and for the commands
+// queued during a dial.
 func (m *mux) write(mc *muxConn) {
-	defer m.wg.Done()
+	defer m.exit(mc)
 	for {
-		var r *request
 		select {
-		case r = <-mc.queue:
+		case <-mc.kick:
 		case <-mc.broken:
 			return
 		}
-		if mc.outstanding.Load() == 0 {
-			if err := mc.c.idle(); err != nil {
-				// Nothing was written since the connection went idle:
-				// every command on it is unsent.
-				err = notSentError{err}
-				r.finish(nil, err)
-				m.fail(mc, err)
-				return
-			}
-		}
-		for {
-			if err := mc.c.Send(r.cmd, r.args...); err != nil {
-				m.fail(mc, err)
-				r.finish(nil, mc.err)
-				return
-			}
-			mc.outstanding.Add(1)
-			select {
-			case mc.pending <- r:
-			case <-mc.broken:
-				r.finish(nil, mc.err)
-				return
-			}
-			select {
-			case r = <-mc.queue:
-				continue
-			default:
-			}
-			break
-		}
-		if err := mc.c.Flush(); err != nil {
-			m.fail(mc, err)
-			return
-		}
+		m.flush(mc, false)
 	}
 }
 
 // read matches replies to the commands written, in order.
 func (m *mux) read(mc *muxConn) {
-	defer m.wg.Done()
+	defer m.exit(mc)
 	for {
 		var r *request
 		select {
@@ -241,17 +497,51 @@ func (m *mux) read(mc *muxConn) {
 		case <-mc.broken:
 			return
 		}
-		reply, err := redis.ReceiveWithTimeout(mc.c, m.n.stallTimeout)
+		reply, err := redis.ReceiveWithTimeout(mc.c, m.stall)
 		mc.outstanding.Add(-1)
+		mc.inflight.Add(-r.size)
 		if _, isReply := err.(redis.Error); err != nil && !isReply {
 			if isTimeout(err) {
 				err = errStalled
 			}
 			m.fail(mc, err)
-			r.finish(nil, mc.err)
+			m.finish(r, nil, mc.err)
 			return
 		}
-		r.finish(reply, err)
+		m.finish(r, reply, err)
+	}
+}
+
+// exit ends one of mc's goroutines.
+func (m *mux) exit(mc *muxConn) {
+	defer m.wg.Done()
+	m.release(mc)
+}
+
+// release drops one reference to mc (its two goroutines, and a caller
+// writing on it). The last, when nothing can be queued on mc any more and
+// nobody writes on it, completes the commands left on it: those still
+// queued were never written (they may go out on a fresh connection), those
+// written get mc's error.
+func (m *mux) release(mc *muxConn) {
+	if mc.refs.Add(-1) > 0 {
+		return
+	}
+	mc.mu.Lock()
+	queued := mc.queue
+	mc.queue = nil
+	mc.mu.Unlock()
+	for {
+		select {
+		case r := <-mc.pending:
+			m.finish(r, nil, mc.err)
+			continue
+		default:
+		}
+		break
+	}
+	for _, r := range queued {
+		m.finish(r, nil, notSentError{mc.err})
 	}
 }
 
@@ -260,33 +550,30 @@ func isTimeout(err error) bool {
 	return errors.As(err, &t) && t.Timeout()
 }
 
-func (r *request) finish(reply any, err error) {
-	r.reply, r.err = reply, err
-	r.done <- struct{}{}
-}
-
 // fail marks mc broken (once), closes its connection (which ends a read or
 // write in progress) and detaches it from m, so that the next caller dials
-// anew. Callers still waiting on mc see broken and return its error; the
-// commands left in its channels are dropped with it.
+// anew. The commands left on mc are completed when its goroutines exit.
 func (m *mux) fail(mc *muxConn, err error) {
-	mc.once.Do(func() {
-		mc.err = err
-		close(mc.broken)
-		mc.c.Close()
-		m.mu.Lock()
-		if m.cur == mc {
-			m.cur = nil
-		}
-		m.mu.Unlock()
-	})
+	mc.mu.Lock()
+	if mc.failed {
+		mc.mu.Unlock()
+		return
+	}
+	mc.failed, mc.err = true, err
+	mc.mu.Unlock()
+	close(mc.broken)
+	mc.c.Close()
+	m.mu.Lock()
+	m.cur.CompareAndSwap(mc, nil)
+	m.mu.Unlock()
 }
 
-// close fails the current connection and waits for every goroutine.
+// close fails the current connection and waits for its goroutines, which
+// complete every command left on it.
 func (m *mux) close() {
 	m.mu.Lock()
 	m.closed = true
-	mc := m.cur
+	mc := m.cur.Load()
 	m.mu.Unlock()
 	if mc != nil {
 		m.fail(mc, errNodeClosed)
@@ -295,8 +582,4 @@ func (m *mux) close() {
 }
 
 // active reports whether a pipelined connection is open.
-func (m *mux) active() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.cur != nil
-}
+func (m *mux) active() bool { return m.cur.Load() != nil }

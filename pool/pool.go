@@ -37,12 +37,16 @@ type Config struct {
 	ReadTimeout  time.Duration
 	WriteTimeout time.Duration
 
-	// MaxIdle is the number of idle connections kept; 0 means 64.
+	// MaxIdle is the number of idle connections kept; 0 means 64. It
+	// applies with Pooled only: the pipelined mode keeps one connection.
 	MaxIdle int
 	// MaxActive caps open connections; 0 means no cap. At the cap, callers
-	// wait for a free connection until their context ends.
+	// wait for a free connection until their context ends. It applies
+	// with Pooled only: the pipelined mode keeps one connection (plus the
+	// pub/sub one of Subscribe, in both modes).
 	MaxActive int
 	// IdleTimeout closes connections idle for longer; 0 means 5 minutes.
+	// It applies with Pooled only.
 	IdleTimeout time.Duration
 	// Pooled turns pipelining off. By default every command goes through
 	// one shared connection per master, and the commands of concurrent
@@ -54,12 +58,17 @@ type Config struct {
 	Pooled bool
 	// StallTimeout closes the shared pipelined connection when its oldest
 	// command got no reply for this long (a frozen master), failing the
-	// commands on it; the next call dials anew. 0 means 1 second.
+	// commands on it; the next call dials anew. 0 means 1 second. It also
+	// bounds how long a call completed by callback (DoAsync,
+	// EvalPreparedAsync) can stay pending once written.
 	StallTimeout time.Duration
 
 	// HealthCheckAfter makes the pool PING a connection that has been idle
 	// for longer than this before handing it out (bounded by the caller's
 	// context); 0 means 10 seconds, a negative value turns the check off.
+	// It applies with Pooled only; the pipelined connection is checked by
+	// StallTimeout and, before a write after it was idle, for a close by
+	// the master.
 	HealthCheckAfter time.Duration
 }
 
@@ -78,10 +87,8 @@ type Node struct {
 	cfg    Config
 	dialer *dialer // connection set-up, see dial.go
 	pool   *redis.Pool
-	notify notifier // the pub/sub side, see pubsub.go
-	mux    *mux     // the pipelined side, nil with Config.Pooled; see mux.go
-
-	stallTimeout time.Duration
+	notify *notifier // the pub/sub side, see pubsub.go
+	mux    *mux      // the pipelined side, nil with Config.Pooled; see mux.go
 }
 
 // Stats counts a Node's connections.
@@ -112,9 +119,10 @@ func New(cfg Config) *Node {
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = DefaultStallTimeout
 	}
-	n := &Node{addr: cfg.Addr, cfg: cfg, dialer: newDialer(cfg), stallTimeout: cfg.StallTimeout}
+	n := &Node{addr: cfg.Addr, cfg: cfg, dialer: newDialer(cfg)}
+	n.notify = newNotifier(cfg.Addr, func(ctx context.Context) (redis.Conn, error) { return dial(ctx, cfg) })
 	if !cfg.Pooled {
-		n.mux = &mux{n: n}
+		n.mux = &mux{dial: n.dialer.attempt, stall: cfg.StallTimeout, wrap: n.wrapAsync}
 		n.dialer.land = n.mux.install
 	}
 	n.pool = &redis.Pool{
@@ -126,7 +134,7 @@ func New(cfg Config) *Node {
 	}
 	if cfg.HealthCheckAfter > 0 {
 		n.pool.TestOnBorrowContext = func(ctx context.Context, c redis.Conn, lastUsed time.Time) error {
-			if err := c.(*conn).idle(); err != nil {
+			if err := c.(*conn).checkIdle(); err != nil {
 				return err // closed by the master while idle: never written to
 			}
 			if time.Since(lastUsed) < cfg.HealthCheckAfter {
@@ -138,7 +146,7 @@ func New(cfg Config) *Node {
 	}
 	if cfg.HealthCheckAfter < 0 {
 		n.pool.TestOnBorrowContext = func(ctx context.Context, c redis.Conn, _ time.Time) error {
-			return c.(*conn).idle()
+			return c.(*conn).checkIdle()
 		}
 	}
 	return n
@@ -183,6 +191,10 @@ func (n *Node) Eval(ctx context.Context, hash, src string, keys []string, args .
 // once (redlock builds it once per fan-out). src is sent, with EVAL, only
 // when the server does not know the script.
 func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error) {
+	if n.mux != nil {
+		reply, err := n.mux.do(ctx, "EVALSHA", cmdArgs, src) // EVAL after NOSCRIPT
+		return reply, n.wrap(ctx, err)
+	}
 	reply, err := n.do(ctx, "EVALSHA", cmdArgs)
 	if isNoScript(err) {
 		withSrc := append([]any{src}, cmdArgs[1:]...)
@@ -191,10 +203,64 @@ func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any
 	return reply, n.wrap(ctx, err)
 }
 
+// Completion receives the outcome of a DoAsync or EvalPreparedAsync call.
+// It is the unnamed interface type that redlock.Completion also names, so
+// that *Node is a redlock.AsyncNode without importing redlock.
+type Completion = interface {
+	Complete(reply any, err error)
+}
+
+// CompletionFunc is a func used as a Completion.
+type CompletionFunc func(reply any, err error)
+
+// Complete calls f(reply, err).
+func (f CompletionFunc) Complete(reply any, err error) { f(reply, err) }
+
+// DoAsync is Do completed by callback (the redlock.AsyncNode ability): it
+// returns at once, and done.Complete runs exactly once with what Do would
+// have returned. In the pipelined mode it runs on the connection's reader
+// goroutine as the reply arrives (or on whichever goroutine completes the
+// call: the caller's, before DoAsync returns, when it fails at once), so it
+// must not block; no goroutine waits for the reply, and a master that does
+// not answer costs the pending command until Config.StallTimeout closes
+// its connection. ctx bounds only the wait for a connection being dialed;
+// once queued, the command is written and completes by its reply, its
+// connection's failure, or Node.Close. Commands are written in the order
+// of the calls (one pipelined connection; a command queued while a
+// connection is dialed waits in line), except that a connection that
+// breaks hands its unwritten commands to the next one, where commands
+// made while it broke may precede them. With Config.Pooled, the call runs
+// in a goroutine of its own, and its command on a connection of its own.
+func (n *Node) DoAsync(ctx context.Context, cmd string, args []any, done Completion) {
+	if err := checkShared(cmd, args, n.mux != nil); err != nil {
+		done.Complete(nil, err)
+		return
+	}
+	if n.mux == nil {
+		go func() { done.Complete(n.Do(ctx, cmd, args...)) }()
+		return
+	}
+	n.mux.start(ctx, cmd, args, "", done)
+}
+
+// InOrder reports whether calls reach the master in the order they were
+// made (redlock.AsyncNode): true in the pipelined mode, one connection;
+// false with Config.Pooled, where each call has a connection of its own.
+func (n *Node) InOrder() bool { return n.mux != nil }
+
+// EvalPreparedAsync is EvalPrepared completed by callback, as DoAsync is.
+func (n *Node) EvalPreparedAsync(ctx context.Context, src string, cmdArgs []any, done Completion) {
+	if n.mux == nil {
+		go func() { done.Complete(n.EvalPrepared(ctx, src, cmdArgs)) }()
+		return
+	}
+	n.mux.start(ctx, "EVALSHA", cmdArgs, src, done)
+}
+
 // do sends one command through the pipeline, or on a pooled connection.
 func (n *Node) do(ctx context.Context, cmd string, args []any) (any, error) {
 	if n.mux != nil {
-		return n.mux.do(ctx, cmd, args)
+		return n.mux.do(ctx, cmd, args, "")
 	}
 	c, err := n.pool.GetContext(ctx)
 	if err != nil {
@@ -228,6 +294,18 @@ func (n *Node) wrap(ctx context.Context, err error) error {
 	}
 	if cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("pool: %s: %w: %w", n.addr, cerr, err)
+	}
+	return fmt.Errorf("pool: %s: %w", n.addr, err)
+}
+
+// wrapAsync is wrap for a call completed by callback, whose context bounds
+// only the wait for a connection (a context error says so itself).
+func (n *Node) wrapAsync(err error) error {
+	if err == nil {
+		return nil
+	}
+	if rerr, ok := err.(redis.Error); ok {
+		return rerr
 	}
 	return fmt.Errorf("pool: %s: %w", n.addr, err)
 }

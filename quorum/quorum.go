@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-multierror"
@@ -120,105 +120,325 @@ type resultStore struct {
 	res      Result
 	votes    [smallN]Vote
 	answered [smallN]bool
+	nodes    [smallN]nodeState
+	state    []nodeState // per node, for Async
 }
 
-func newResult(n, need int) *Result {
+// nodeState is what Async knows of one node's call beyond its vote.
+type nodeState uint8
+
+const (
+	returned nodeState = 1 << iota // its vote was reported
+	timedOut                       // it had not answered at the timeout
+)
+
+// init sets up st.res for n nodes.
+func (st *resultStore) init(n, need int) {
 	if n > smallN {
-		return &Result{Votes: make([]Vote, n), Answered: make([]bool, n), Need: need}
+		st.res = Result{Votes: make([]Vote, n), Answered: make([]bool, n), Need: need}
+		st.state = make([]nodeState, n)
+		return
 	}
-	st := &resultStore{}
 	st.res = Result{Votes: st.votes[:n], Answered: st.answered[:n], Need: need}
-	return &st.res
+	st.state = st.nodes[:n]
 }
 
-// Options configure one Do.
+// Options configure one Do or Async.
 type Options struct {
 	// Need is how many yes votes decide success: 1 <= Need <= n.
 	Need int
-	// Timeout bounds each node's call; 0 means no bound but the context's
-	// deadline. A node that has not answered by then counts as failed with
-	// ErrNoAnswer, even if its call does not honour its context.
+	// Timeout bounds the node calls: one timer per fan-out, started when
+	// the calls are. A node that has not answered by then counts as failed
+	// with ErrNoAnswer, even if its call does not honour its context. 0
+	// means no bound but the deadline of Do's context, which the node
+	// calls' context keeps (without its cancellation).
 	Timeout time.Duration
-	// Then, if set, runs in node i's goroutine right after its call
-	// returned, also when Do has returned already. It is the place for
-	// follow-up work that must not overtake the call on that node.
-	Then func(i int, v Vote)
+	// Then, if set, runs right after node i's call returned (Do) or
+	// reported its vote (Async), on that goroutine, also when Do has
+	// returned already. It is the place for follow-up work that must not
+	// overtake the call on that node. With Async it may run on a
+	// connection's reader goroutine: it must not block.
+	//
+	// With ThenAtTimeout, Then also runs, with ErrNoAnswer, for each node
+	// that had not answered when the timeout passed, on the timer's
+	// goroutine; such a node's Then runs again when its call returns.
+	Then          func(i int, v Vote)
+	ThenAtTimeout bool
+	// Failed, if set, is told of every node whose vote failed, once: on
+	// Do's goroutine before Do returns for the votes in its Result (those
+	// that timed out included, with ErrNoAnswer), and for a call that
+	// fails, or has not answered at the timeout, after the outcome was
+	// decided, on a goroutine of this package that runs such reports one
+	// after the other, never on the goroutine that completed the call. A
+	// call reported with ErrNoAnswer is not reported again when it fails
+	// later.
+	Failed func(i int, err error)
 }
 
-type answer struct {
-	i int
-	v Vote
+// Done takes the votes of one fan-out's calls (see Async): Vote(i, v)
+// reports node i's vote. It must be called exactly once per node, from any
+// goroutine, also before the start function returned. It never blocks
+// beyond a short critical section, and runs Options.Then.
+type Done interface {
+	Vote(i int, v Vote)
 }
 
-// Do calls call(ctx_i, i) for every i in [0, n) concurrently and returns as
-// soon as the outcome is decided. Each ctx_i carries the values of ctx but
-// not its cancellation, and ends after opts.Timeout.
+// Do calls call(ctx_i, i) for every i in [0, n), each in a goroutine of its
+// own, and returns as soon as the outcome is decided. Each ctx_i carries the
+// values of ctx but not its cancellation, and ends after opts.Timeout.
 //
 // If ctx ends before the outcome is decided, Do returns the votes so far and
 // ctx.Err(). Do returns an error without calling anything for n < 1 or a Need
 // outside [1, n].
 func Do(ctx context.Context, n int, opts Options, call func(ctx context.Context, i int) Vote) (*Result, error) {
+	return Async(ctx, n, opts, func(ctx context.Context, i int, done Done) {
+		go func() { done.Vote(i, call(ctx, i)) }()
+	})
+}
+
+// Async is Do for calls that complete by callback: start(ctx_i, i, done)
+// sends node i's call and returns without waiting for it; the call then
+// reports its vote with done.Vote(i, vote). Votes are counted as they arrive,
+// under one lock and one timer per fan-out, and Async starts no goroutine:
+// a node that never answers costs its pending call, not a parked goroutine.
+// start runs on Async's goroutine, for i in order; it must not block.
+// ctx_i is as in Do; a start that needs to wait (for a connection, say)
+// hands the wait to a goroutine bounded by ctx_i.
+func Async(ctx context.Context, n int, opts Options, start func(ctx context.Context, i int, done Done)) (*Result, error) {
 	if n < 1 || opts.Need < 1 || opts.Need > n {
 		return nil, fmt.Errorf("quorum: need %d of %d nodes", opts.Need, n)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res := newResult(n, opts.Need)
-	answers := make(chan answer, n) // never blocks a node goroutine
-	// One context for all the node calls: they start together, so they
-	// share a deadline, which is also Do's. The last call to return
-	// releases it, after sending its answer.
-	nctx, cancel := nodeContext(ctx, opts.Timeout)
-	var running atomic.Int32
-	running.Store(int32(n))
+	f := &fanout{n: n, opts: opts, wake: make(chan struct{}, 1)}
+	f.st.init(n, opts.Need)
+	// One context for all the node calls (f.nctx): they start together,
+	// so they share a deadline, and one timer ends it. The last vote
+	// stops the timer.
+	f.nctx.parent, f.nctx.f = ctx, f
+	if opts.Timeout > 0 {
+		f.deadline, f.hasDeadline = time.Now().Add(opts.Timeout), true
+	} else {
+		f.deadline, f.hasDeadline = ctx.Deadline()
+	}
+	if f.hasDeadline {
+		f.mu.Lock() // the timer may fire before it is stored
+		f.timer = time.AfterFunc(time.Until(f.deadline), f.expire)
+		f.mu.Unlock()
+	}
 	for i := range n {
-		go func() {
-			v := call(nctx, i)
-			answers <- answer{i, v}
-			if running.Add(-1) == 0 {
-				cancel()
-			}
-			if opts.Then != nil {
-				opts.Then(i, v)
-			}
-		}()
+		start(&f.nctx, i, f)
 	}
 
-	for !res.decided() {
-		select {
-		case a := <-answers:
-			res.record(a.i, a.v)
-		case <-nctx.Done():
-			// The timeout, or every call returned (their answers are
-			// queued already): take what is there, then the rest have
-			// no answer.
-			for drained := false; !drained; {
-				select {
-				case a := <-answers:
-					res.record(a.i, a.v)
-				default:
-					drained = true
-				}
+	res := &f.st.res
+	var err error
+	select {
+	case <-f.wake: // decided, or the timeout
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	f.mu.Lock()
+	f.over = true
+	switch {
+	case res.decided():
+		err = nil
+	case f.expired:
+		for i := range res.Answered {
+			if !res.Answered[i] {
+				res.record(i, Vote{Err: ErrNoAnswer})
 			}
-			for i := range res.Answered {
-				if !res.Answered[i] {
-					res.record(i, Vote{Err: ErrNoAnswer})
-				}
+		}
+		err = nil
+	}
+	f.mu.Unlock()
+	if opts.Failed != nil {
+		for i, v := range res.Votes {
+			if res.Answered[i] && v.Err != nil {
+				opts.Failed(i, v.Err)
 			}
-		case <-ctx.Done():
-			return res, ctx.Err()
 		}
 	}
-	return res, nil
+	return res, err
 }
 
-// nodeContext is ctx without its cancellation, ending after timeout (if
-// positive).
-func nodeContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	detached := context.WithoutCancel(ctx)
-	if timeout <= 0 {
-		return detached, func() {}
+// fanout is the state of one Async.
+type fanout struct {
+	n    int
+	opts Options
+	nctx nodeCtx
+	wake chan struct{} // gets one send once st.res is decided or the timeout passed
+
+	deadline    time.Time
+	hasDeadline bool
+
+	mu       sync.Mutex
+	st       resultStore
+	returned int           // votes reported
+	over     bool          // Async returned: st.res no longer changes
+	woken    bool          // wake is closed
+	timer    *time.Timer   // ends nctx at deadline; nil without one
+	expired  bool          // the deadline passed
+	ended    chan struct{} // nctx.Done(), made on demand
+}
+
+// Vote counts node i's vote while the outcome is open; a vote that comes
+// later is late, and reported through handOff if it failed.
+func (f *fanout) Vote(i int, v Vote) {
+	if v.Err != nil {
+		v.Yes = false
 	}
-	return context.WithTimeout(detached, timeout)
+	res := &f.st.res
+	f.mu.Lock()
+	f.returned++
+	f.st.state[i] |= returned
+	if f.returned == f.n && f.timer != nil {
+		f.timer.Stop() // every vote is in: nothing is left to time out
+	}
+	late := false
+	if !res.Answered[i] && f.st.state[i]&timedOut == 0 { // else reported as ErrNoAnswer
+		if f.over || res.decided() {
+			late = v.Err != nil
+		} else {
+			res.record(i, v)
+			if res.decided() {
+				f.wakeLocked()
+			}
+		}
+	}
+	f.mu.Unlock()
+	if late && f.opts.Failed != nil {
+		failed, err := f.opts.Failed, v.Err
+		handOff(func() { failed(i, err) })
+	}
+	if f.opts.Then != nil {
+		f.opts.Then(i, v)
+	}
+}
+
+// expire is the timer's: the node calls' context ends. The nodes that
+// have not answered are marked as timed out: once Async has returned, they
+// are reported to Failed with ErrNoAnswer here, and with ThenAtTimeout
+// Then hears of them.
+func (f *fanout) expire() {
+	f.mu.Lock()
+	f.expired = true
+	if f.ended != nil {
+		close(f.ended)
+	}
+	f.wakeLocked()
+	var pending []int
+	var buf [smallN]int
+	report := f.over && f.opts.Failed != nil
+	for i, st := range f.st.state {
+		if st&returned != 0 {
+			continue
+		}
+		f.st.state[i] |= timedOut
+		if pending == nil {
+			pending = buf[:0]
+		}
+		pending = append(pending, i)
+	}
+	f.mu.Unlock()
+	for _, i := range pending {
+		if report && !f.st.res.Answered[i] { // Answered no longer changes: over
+			failed := f.opts.Failed
+			handOff(func() { failed(i, ErrNoAnswer) })
+		}
+		if f.opts.ThenAtTimeout && f.opts.Then != nil {
+			f.opts.Then(i, Vote{Err: ErrNoAnswer})
+		}
+	}
+}
+
+func (f *fanout) wakeLocked() {
+	if !f.woken {
+		f.woken = true
+		f.wake <- struct{}{} // buffered 1: never blocks
+	}
+}
+
+// nodeCtx is the node calls' context of one fan-out: the values of the
+// caller's context without its cancellation, the fan-out's deadline, and a
+// Done channel made only for a call that asks for it. It lives in the
+// fanout, so that it costs no allocation of its own.
+type nodeCtx struct {
+	parent context.Context
+	f      *fanout
+}
+
+func (c *nodeCtx) Deadline() (time.Time, bool) { return c.f.deadline, c.f.hasDeadline }
+
+func (c *nodeCtx) Done() <-chan struct{} {
+	f := c.f
+	if !f.hasDeadline {
+		return nil // never ends, as context.WithoutCancel's
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ended == nil {
+		f.ended = make(chan struct{})
+		if f.expired {
+			close(f.ended)
+		}
+	}
+	return f.ended
+}
+
+func (c *nodeCtx) Err() error {
+	f := c.f
+	if !f.hasDeadline {
+		return nil
+	}
+	f.mu.Lock()
+	expired := f.expired
+	f.mu.Unlock()
+	if expired || !time.Now().Before(f.deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (c *nodeCtx) Value(key any) any { return c.parent.Value(key) }
+
+func (c *nodeCtx) String() string { return "quorum.nodeContext" }
+
+// handOff runs f on a goroutine of its own, after the functions handed off
+// before it: a report of a late failure never runs on the goroutine that
+// completed the call (a connection's reader), and a burst of them (every
+// call pending on a master that froze) costs one goroutine, which exits
+// when the queue is empty.
+func handOff(f func()) {
+	late.mu.Lock()
+	late.queue = append(late.queue, f)
+	start := !late.running
+	late.running = true
+	late.mu.Unlock()
+	if start {
+		go runLate()
+	}
+}
+
+var late struct {
+	mu      sync.Mutex
+	queue   []func()
+	running bool
+}
+
+func runLate() {
+	for {
+		late.mu.Lock()
+		q := late.queue
+		late.queue = nil
+		if len(q) == 0 {
+			late.running = false
+			late.mu.Unlock()
+			return
+		}
+		late.mu.Unlock()
+		for _, f := range q {
+			f()
+		}
+	}
 }

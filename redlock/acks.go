@@ -7,115 +7,187 @@ package redlock
 // delete, and the acquire landing after it would leave the key held on that
 // master until its TTL ran out; an Extend that overtook it would be refused
 // and count as lost. The attempt acks each master's acquire as it returns
-// (attempt.go); every later call to that master for the same lock waits for
-// the ack (fanOut), and an Unlock whose caller stops waiting leaves its
-// release to run at the ack (acks.runLater), so the release is always sent.
+// (attempt.go); every later call to that master for the same lock is sent
+// at that ack (acks.after), never before: at once when the acquire has
+// returned already, else from the goroutine that completes the acquire
+// (with an AsyncNode, the connection's reader), which only sends it and
+// never waits. The acquire of an AsyncNode InOrder is acked at the latest
+// when the attempt's node timeout passes: its calls reach the master in the
+// order they were made (one pipelined connection), so a release sent then
+// queues behind the acquire still pending there, as a release of a call
+// that returned at its timeout always did. A release is always sent, also
+// when it is due after its fan-out gave up waiting (under a node timeout of
+// its own); a late Extend is not sent. Calls waiting at one ack go out in
+// the order they were made.
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"sync"
 
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
 // acks tells which nodes' acquire calls of one attempt have returned, and
-// which of them granted it. It allocates nothing unless a release has to
-// wait.
+// how each voted. It allocates nothing more unless a call has to wait.
 type acks struct {
 	mu       sync.Mutex
+	fifo     []bool // per node: an AsyncNode whose calls reach the master in order
 	returned []bool
-	granted  []bool
-	changed  chan struct{}      // closed at the next ack; made by a waiter
-	later    map[int]func(bool) // run at node i's ack, with its grant
+	votes    []quorum.Vote
+	sends    []deferredSend        // one fan-out call per node, sent at its ack
+	later    [][]func(quorum.Vote) // run at node i's ack, with its vote
 }
 
-func newAcks(n int) *acks {
-	b := make([]bool, 2*n)
-	return &acks{returned: b[:n], granted: b[n:]}
+// deferredSend is a fan-out's call to a node whose acquire had not returned
+// yet: the arguments of Locker.sendAfter, kept without a closure.
+type deferredSend struct {
+	l           *Locker
+	ctx         context.Context
+	op          string
+	c           *call
+	grantedOnly bool
+	done        quorum.Done
 }
 
-func (a *acks) ack(i int, granted bool) {
+// acksStore keeps an acks and, for small n, its slices in one allocation.
+type acksStore struct {
+	a        acks
+	returned [8]bool
+	votes    [8]quorum.Vote
+	sends    [8]deferredSend
+}
+
+// init sets up st.a for the nodes (fifo tells which are AsyncNodes) and
+// returns it.
+func (st *acksStore) init(fifo []bool) *acks {
+	n := len(fifo)
+	if n > len(st.returned) {
+		st.a = acks{returned: make([]bool, n), votes: make([]quorum.Vote, n), sends: make([]deferredSend, n)}
+	} else {
+		st.a.returned, st.a.votes, st.a.sends = st.returned[:n], st.votes[:n], st.sends[:n]
+	}
+	st.a.fifo = fifo
+	return &st.a
+}
+
+// attemptState is what one attempt allocates: its acks, and the Lock it
+// returns if it succeeds, in one allocation (with the first attempt's,
+// the Lock call's waiting too; see Locker.acquire).
+type attemptState struct {
+	acks acksStore
+	lock Lock
+}
+
+// ack records that node i's acquire returned with vote, and sends what
+// waited for it, on the calling goroutine. It is the attempt's
+// quorum.Options.Then, with ThenAtTimeout: the first ack of a node counts.
+// The ack at the node timeout (ErrNoAnswer, the call still pending) counts
+// only for an AsyncNode InOrder, whose later calls queue behind the pending
+// one on its connection; other Nodes are acked when their call returns.
+func (a *acks) ack(i int, vote quorum.Vote) {
 	a.mu.Lock()
-	a.returned[i], a.granted[i] = true, granted
-	if a.changed != nil {
-		close(a.changed)
-		a.changed = nil
-	}
-	f := a.later[i]
-	delete(a.later, i)
-	a.mu.Unlock()
-	if f != nil {
-		f(granted)
-	}
-}
-
-// runLater runs f when node i's acquire returns, on the goroutine of that call;
-// it reports false, running nothing, when the acquire has returned already.
-func (a *acks) runLater(i int, f func(granted bool)) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.returned[i] {
-		return false
-	}
-	if a.later == nil {
-		a.later = make(map[int]func(bool))
-	}
-	a.later[i] = f
-	return true
-}
-
-// wait returns once node i's acquire has returned, telling whether it
-// granted, or with ctx's error. A nil *acks never waits and reports a grant.
-func (a *acks) wait(ctx context.Context, i int) (granted bool, err error) {
-	if a == nil {
-		return true, nil
-	}
-	for {
-		a.mu.Lock()
-		if a.returned[i] {
-			granted := a.granted[i]
-			a.mu.Unlock()
-			return granted, nil
-		}
-		if a.changed == nil {
-			a.changed = make(chan struct{})
-		}
-		changed := a.changed
+	if a.returned[i] || !a.fifo[i] && vote.Err == quorum.ErrNoAnswer {
 		a.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return false, ctx.Err()
-		}
+		return
+	}
+	a.returned[i], a.votes[i] = true, vote
+	d := a.sends[i]
+	a.sends[i] = deferredSend{}
+	var fs []func(quorum.Vote)
+	if a.later != nil {
+		fs, a.later[i] = a.later[i], nil
+	}
+	a.mu.Unlock()
+	if d.l != nil {
+		d.l.sendAfter(d.ctx, d.op, d.c, i, d.grantedOnly, vote, d.done)
+	}
+	for _, f := range fs {
+		f(vote)
 	}
 }
+
+// sendAfter is Locker.sendAfter once node i's acquire returned: now, or
+// at its ack, without a closure unless another call waits there already.
+func (a *acks) sendAfter(l *Locker, ctx context.Context, op string, c *call, i int, grantedOnly bool, done quorum.Done) {
+	if a == nil {
+		l.sendAfter(ctx, op, c, i, grantedOnly, quorum.Vote{Yes: true}, done)
+		return
+	}
+	a.mu.Lock()
+	if a.returned[i] {
+		vote := a.votes[i]
+		a.mu.Unlock()
+		l.sendAfter(ctx, op, c, i, grantedOnly, vote, done)
+		return
+	}
+	if a.sends[i].l == nil {
+		a.sends[i] = deferredSend{l: l, ctx: ctx, op: op, c: c, grantedOnly: grantedOnly, done: done}
+		a.mu.Unlock()
+		return
+	}
+	a.mu.Unlock()
+	a.after(i, func(acquire quorum.Vote) {
+		l.sendAfter(ctx, op, c, i, grantedOnly, acquire, done)
+	})
+}
+
+// after runs f with node i's acquire vote once that acquire has returned:
+// now, on the caller's goroutine, or at the ack, on the goroutine that
+// completes the acquire. f must not block. A nil *acks runs f now with a
+// grant.
+func (a *acks) after(i int, f func(quorum.Vote)) {
+	if a == nil {
+		f(quorum.Vote{Yes: true})
+		return
+	}
+	a.mu.Lock()
+	if !a.returned[i] {
+		if a.later == nil {
+			a.later = make([][]func(quorum.Vote), len(a.returned))
+		}
+		a.later[i] = append(a.later[i], f)
+		a.mu.Unlock()
+		return
+	}
+	vote := a.votes[i]
+	a.mu.Unlock()
+	f(vote)
+}
+
+// errLateExtend is the vote of an Extend whose master's acquire returned
+// only after the Extend's fan-out had given up on it: it is not sent.
+var errLateExtend = errors.New("redlock: extend not sent: the master's acquire returned after the node timeout")
 
 // fanOut runs a counting script on every node, deciding at the quorum.
-// With acks, a node's call waits until that node's acquire has returned;
-// with grantedOnly, a node that did not grant that acquire is not called
-// and counts as a refusal. then, if not nil, runs after each node's call
-// returned (see quorum.Options.Then).
+// With acks, a node's call is sent once that node's acquire has returned
+// (see the top of this file); with grantedOnly, a node that did not grant
+// that acquire is not called and counts as a refusal. then, if not nil,
+// runs after each node's call returned (see quorum.Options.Then); it must
+// not block.
 func (l *Locker) fanOut(ctx context.Context, op string, acks *acks, grantedOnly bool, s script, keys []string, then func(i int, v quorum.Vote), args ...any) (*quorum.Result, error) {
 	c := s.with(keys, args...)
-	return quorum.Do(ctx, len(l.nodes), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout, Then: then},
-		func(ctx context.Context, i int) quorum.Vote {
-			granted, err := acks.wait(ctx, i)
-			if err != nil {
-				if op == opUnlock && acks.runLater(i, func(granted bool) {
-					if granted || !grantedOnly {
-						rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.nodeTimeout)
-						defer cancel()
-						l.observe(op, i, c.count(rctx, l.nodes[i]))
-					}
-				}) {
-					err = fmt.Errorf("redlock: unlock %s: released once its acquire returns: %w", l.nodes[i].Addr(), err)
-				}
-				return l.observe(op, i, quorum.Vote{Err: err})
-			}
-			if grantedOnly && !granted {
-				return quorum.Vote{}
-			}
-			return l.observe(op, i, c.count(ctx, l.nodes[i]))
+	return quorum.Async(ctx, len(l.nodes), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout, Then: then, Failed: l.failed(op)},
+		func(ctx context.Context, i int, done quorum.Done) {
+			acks.sendAfter(l, ctx, op, c, i, grantedOnly, done)
 		})
+}
+
+// sendAfter sends c to node i, whose acquire returned with vote acquire;
+// ctx is the fan-out's node context, ended when the fan-out gave up.
+func (l *Locker) sendAfter(ctx context.Context, op string, c *call, i int, grantedOnly bool, acquire quorum.Vote, done quorum.Done) {
+	switch {
+	case grantedOnly && !acquire.Yes:
+		done.Vote(i, quorum.Vote{})
+	case ctx.Err() == nil:
+		l.send(ctx, c, i, done)
+	case op == opExtend:
+		done.Vote(i, quorum.Vote{Err: errLateExtend})
+	default: // a release is always sent, under a node timeout of its own
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.nodeTimeout)
+		l.send(rctx, c, i, voteFunc(func(i int, v quorum.Vote) {
+			cancel()
+			done.Vote(i, v)
+		}))
+	}
 }

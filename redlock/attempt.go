@@ -10,31 +10,30 @@ import (
 
 // attempt is one round of the Redlock algorithm. It also returns which
 // masters' calls have returned, for clean-up that must not overtake them.
-func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []string, token string, ttl time.Duration) (*Lock, *acks, error) {
+// st, if not nil, is where the attempt keeps its state; nil allocates it.
+func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []string, token string, ttl time.Duration, st *attemptState) (*Lock, *acks, error) {
 	ms := ttl.Milliseconds()
 	ttl = time.Duration(ms) * time.Millisecond // what the masters enforce
 
-	// Each node's goroutine marks its acquire as returned, then waits for
-	// the decision and releases the node if the attempt failed: a release
+	// Each node's acquire is acked as it returns (on the goroutine that
+	// completes it, which must not block); a failed attempt's release of
+	// a node goes out once both the outcome is decided and that node's
+	// acquire returned, whichever comes last (acks.after): a release
 	// (here, or the lock's Unlock) never overtakes its node's acquire.
-	decided := make(chan struct{})
-	var failed bool // written before decided is closed
-	acks := newAcks(len(l.nodes))
-
+	if st == nil {
+		st = &attemptState{}
+	}
+	acks := st.acks.init(l.fifo)
 	acquire := v.acquire(keys, token, ms) // its arguments serve every node
 	start := l.clock.Now()
-	res, err := quorum.Do(ctx, len(l.nodes), quorum.Options{
-		Need:    l.quorum,
-		Timeout: l.nodeTimeout,
-		Then: func(i int, vote quorum.Vote) {
-			acks.ack(i, vote.Yes)
-			<-decided
-			if failed && v.releases(vote) { // a failed call may have landed
-				l.release(ctx, v, i, "", keys, token) // announces nothing
-			}
-		},
-	}, func(ctx context.Context, i int) quorum.Vote {
-		return l.observe(opLock, i, acquire(ctx, l.nodes[i]))
+	res, err := quorum.Async(ctx, len(l.nodes), quorum.Options{
+		Need:          l.quorum,
+		Timeout:       l.nodeTimeout,
+		Then:          acks.ack,
+		ThenAtTimeout: true,
+		Failed:        l.failed(opLock),
+	}, func(ctx context.Context, i int, done quorum.Done) {
+		l.send(ctx, acquire, i, done)
 	})
 	var fence int64
 	if err == nil && res.OK() && v.fenced {
@@ -42,11 +41,17 @@ func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []str
 	}
 	validity := ttl - l.clock.Now().Sub(start) - clock.Drift(ttl, l.driftFactor)
 	if err == nil && res.OK() && validity > 0 {
-		close(decided)
-		return newLock(l, v, key, keys, token, ttl, fence, start.Add(validity), acks), acks, nil
+		lk := &st.lock
+		lk.init(l, v, key, keys, token, ttl, fence, start.Add(validity), acks)
+		return lk, acks, nil
 	}
-	failed = true
-	close(decided)
+	for i := range l.nodes {
+		acks.after(i, func(vote quorum.Vote) {
+			if v.releases(vote) { // a failed call may have landed
+				l.release(ctx, v, i, "", keys, token) // announces nothing
+			}
+		})
+	}
 	qerr := l.quorumError(opLock, key, res, err)
 	qerr.Late = err == nil && res.OK() // a quorum, but no validity left
 	return nil, acks, qerr
@@ -60,11 +65,14 @@ func (l *Locker) giveUp(ctx context.Context, v *variant, key string, keys []stri
 	}
 }
 
-// release runs v's release script on node i, announcing it on channel
-// unless that is "", under a context that ctx's cancellation cannot cut
-// short.
+// release sends v's release script to node i, announcing it on channel
+// unless that is "", under a node timeout of its own that ctx's
+// cancellation cannot cut short. It does not wait for the reply: it may run
+// on the goroutine that completed node i's acquire.
 func (l *Locker) release(ctx context.Context, v *variant, i int, channel string, keys []string, token string) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.nodeTimeout)
-	defer cancel()
-	l.observe(opRelease, i, v.release.with(keys, v.releaseArgs(channel, token)...).count(rctx, l.nodes[i]))
+	l.send(rctx, v.release.with(keys, v.releaseArgs(channel, token)...), i, voteFunc(func(i int, vote quorum.Vote) {
+		cancel()
+		l.observeLater(opRelease, i, vote)
+	}))
 }

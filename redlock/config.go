@@ -52,8 +52,10 @@ type Config struct {
 	// after the outcome was decided, and for the releases after a failed
 	// attempt. op is "lock", "extend", "unlock" or "release". It is how a
 	// frozen or dead master becomes visible while locks still succeed on
-	// the others. It runs on the call's goroutine: keep it fast, and safe
-	// for concurrent use.
+	// the others. It runs on the caller's goroutine, or, for a failure
+	// that comes after the call returned, on a goroutine of the library's
+	// that tells such failures one after the other (never a connection's
+	// reader): keep it fast, and safe for concurrent use.
 	OnNodeError func(op, addr string, err error)
 	// Observer, if set, is told of every acquisition call, release,
 	// renewal, loss and failed call to a master (see Observer and

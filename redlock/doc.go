@@ -18,9 +18,11 @@
 //
 // A Locker is safe for concurrent use; a *Lock is one acquisition, and
 // holds all of that acquisition's state (the Locker shares only its
-// configuration and its per-key queues of waiting Lock calls). A release on a master never overtakes that
-// master's acquire call (Unlock and Extend wait for it, per master), so an
-// early Unlock cannot leave a key behind on a slow master.
+// configuration and its per-key queues of waiting Lock calls). A release on
+// a master never overtakes that master's acquire call (Unlock and Extend
+// are sent to a master once its acquire returned, or, on an AsyncNode's
+// pipelined connection, queued behind it at the node timeout), so an early
+// Unlock cannot leave a key behind on a slow master.
 //
 // # Waiting
 //
@@ -35,9 +37,12 @@
 //
 // # Optional Node abilities
 //
-// Subscriber and PreparedEvaler are abilities a Node may have beyond the
-// Node interface; a Locker detects them by type assertion. A Node that
-// wraps another must forward each one the wrapped Node has.
+// Subscriber, PreparedEvaler and AsyncNode are abilities a Node may have
+// beyond the Node interface; a Locker detects them by type assertion. A Node
+// that wraps another must forward each one the wrapped Node has. With
+// AsyncNode (as *pool.Node has) node calls complete by callback: a Lock or
+// Unlock starts no goroutine per master, and a master that does not answer
+// costs a pending command on its connection, not a parked goroutine.
 //
 // # Observing
 //

@@ -58,9 +58,15 @@ func (lk *Lock) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 	if err := l.checkCall(ctx, lk.key, ttl); err != nil {
 		return err
 	}
+	lk.mu.Lock()
+	if lk.extending == nil {
+		lk.extending = make(chan struct{}, 1)
+	}
+	extending := lk.extending
+	lk.mu.Unlock()
 	select {
-	case lk.extending <- struct{}{}:
-		defer func() { <-lk.extending }()
+	case extending <- struct{}{}:
+		defer func() { <-extending }()
 	case <-ctx.Done():
 		return l.quorumError(opExtend, lk.key, nil, ctx.Err())
 	}

@@ -146,8 +146,8 @@ func fairWaiter(id string, ticket int64, reg time.Duration, fencing bool) *varia
 		keys:     keys,
 		fenced:   fencing,
 		unqueued: true,
-		acquire: func(keys []string, token string, ms int64) func(context.Context, Node) quorum.Vote {
-			return fairAcquireScript.with(keys, token, ms, id, ticket, regMS).count
+		acquire: func(keys []string, token string, ms int64) *call {
+			return fairAcquireScript.with(keys, token, ms, id, ticket, regMS)
 		},
 		extend:     extendScript, // on the lock key, keys[0]
 		release:    fairReleaseScript,
@@ -169,7 +169,7 @@ func (f *Fair) draw(ctx context.Context, reg time.Duration, retry bool) (int64, 
 	for attempt := 1; ; attempt++ {
 		res, err := quorum.Do(ctx, len(l.nodes), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout},
 			func(ctx context.Context, i int) quorum.Vote {
-				return l.observe(opLock, i, c.count(ctx, l.nodes[i]))
+				return l.observe(opLock, i, c.run(ctx, l.nodes[i]))
 			})
 		if err == nil && res.OK() {
 			var ticket int64

@@ -22,9 +22,13 @@ func (l *Locker) raiseFence(ctx context.Context, res *quorum.Result, counterKey 
 		}
 	}
 	raise := fenceRaiseScript.with([]string{counterKey}, fence)
-	wb, err := quorum.Do(ctx, len(holders), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout},
-		func(ctx context.Context, j int) quorum.Vote {
-			return l.observe(opLock, holders[j], raise.count(ctx, l.nodes[holders[j]]))
+	var failed func(j int, err error)
+	if f := l.failed(opLock); f != nil {
+		failed = func(j int, err error) { f(holders[j], err) }
+	}
+	wb, err := quorum.Async(ctx, len(holders), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout, Failed: failed},
+		func(ctx context.Context, j int, done quorum.Done) {
+			l.send(ctx, raise, holders[j], voteFunc(func(_ int, v quorum.Vote) { done.Vote(j, v) }))
 		})
 	if err != nil {
 		return 0, err

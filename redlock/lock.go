@@ -19,7 +19,7 @@ type Lock struct {
 	fence      int64
 	acks       *acks         // which masters' acquire calls have returned
 	granted    time.Time     // when the Locker returned it, on its clock
-	extending  chan struct{} // holds a token while an Extend runs: one at a time (see extend.go)
+	extending  chan struct{} // holds a token while an Extend runs: one at a time (see extend.go); made by the first Extend
 
 	mu       sync.Mutex
 	until    time.Time
@@ -32,9 +32,10 @@ type Lock struct {
 	unknown  []map[time.Duration]int                      // per master: TTLs of extends whose outcome there is unknown
 }
 
-func newLock(l *Locker, v *variant, key string, keys []string, token string, ttl time.Duration, fence int64, until time.Time, acks *acks) *Lock {
-	return &Lock{l: l, v: v, key: key, keys: keys, token: token, ttl: ttl, fence: fence, until: until, acks: acks,
-		granted: l.clock.Now(), extending: make(chan struct{}, 1)}
+// init sets up a new lk (a zero Lock).
+func (lk *Lock) init(l *Locker, v *variant, key string, keys []string, token string, ttl time.Duration, fence int64, until time.Time, acks *acks) {
+	lk.l, lk.v, lk.key, lk.keys, lk.token, lk.ttl, lk.fence, lk.until, lk.acks = l, v, key, keys, token, ttl, fence, until, acks
+	lk.granted = l.clock.Now()
 }
 
 // errUnlocked ends a lock that its holder released.
@@ -206,11 +207,33 @@ func (lk *Lock) Unlock(ctx context.Context) (err error) {
 		res *quorum.Result
 		err error
 	}
+	release := func(ctx context.Context) outcome {
+		res, err := lk.l.fanOut(ctx, opUnlock, lk.acks, lk.v.keepUncertain, lk.v.release, lk.keys, nil, lk.v.releaseArgs(ReleaseChannel(lk.key), lk.token)...)
+		return outcome{res, err}
+	}
+	if ctx.Err() == nil {
+		// The common case, on the caller's goroutine: the fan-out sends
+		// every release (or queues it behind its acquire) before it
+		// waits, so a ctx that ends while it waits only makes it return
+		// early, and the releases still land. A nil res means that ctx
+		// ended before anything was sent: then as below.
+		if o := release(ctx); o.res != nil {
+			lk.l.queues.released(lk.key)
+			switch {
+			case o.err != nil:
+				return lk.l.quorumError(opUnlock, lk.key, nil, o.err)
+			case o.res.OK():
+				return nil
+			}
+			return lk.l.quorumError(opUnlock, lk.key, o.res, nil)
+		}
+	}
+	// ctx has ended: the releases go out all the same, and Unlock returns.
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := lk.l.fanOut(context.WithoutCancel(ctx), opUnlock, lk.acks, lk.v.keepUncertain, lk.v.release, lk.keys, nil, lk.v.releaseArgs(ReleaseChannel(lk.key), lk.token)...)
+		o := release(context.WithoutCancel(ctx))
 		lk.l.queues.released(lk.key)
-		done <- outcome{res, err}
+		done <- o
 	}()
 	select {
 	case o := <-done:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"reflect"
+	"sync"
 	"time"
 )
 
@@ -14,8 +15,12 @@ import (
 // queue.go).
 type Locker struct {
 	nodes  []Node
+	fifo   []bool // per node: an AsyncNode whose calls arrive in order (see acks.ack)
 	queues queues // this process's waiters, per key
 	settings
+
+	failedOnce sync.Once
+	failedBy   map[string]func(i int, err error) // see failed
 }
 
 // New returns a Locker over nodes. It checks the node list (at least one
@@ -39,7 +44,12 @@ func New(nodes []Node, cfg Config) (*Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Locker{nodes: append([]Node(nil), nodes...), settings: s}, nil
+	l := &Locker{nodes: append([]Node(nil), nodes...), fifo: make([]bool, len(nodes)), settings: s}
+	for i, n := range nodes {
+		a, ok := n.(AsyncNode)
+		l.fifo[i] = ok && a.InOrder()
+	}
+	return l, nil
 }
 
 // isNil reports whether x is nil or an interface holding a nil pointer,
@@ -104,13 +114,28 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key, token string, ttl
 	if err := l.checkCall(ctx, key, ttl); err != nil {
 		return nil, err
 	}
-	keys := v.keys(key)
+	// The Lock call's waiting, its keys and its first attempt's state
+	// share one allocation; later attempts get their own (an earlier one's
+	// acks may still be waited on by its late releases).
+	first := &struct {
+		w   waiting
+		st  attemptState
+		key [1]string
+	}{}
+	var keys []string
+	if v.oneKey {
+		first.key[0] = key
+		keys = first.key[:]
+	} else {
+		keys = v.keys(key)
+	}
 	if len(keys) > 1 && !v.explicit {
 		if err := checkDerivable(key); err != nil {
 			return nil, err
 		}
 	}
-	w := l.newWaiting(key, retry && !v.unqueued)
+	w := &first.w
+	l.initWaiting(w, key, retry && !v.unqueued)
 	defer w.close()
 	if err := w.start(ctx); err != nil {
 		return nil, l.quorumError(opLock, key, nil, err)
@@ -121,7 +146,11 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key, token string, ttl
 		if tok == "" {
 			tok = rand.Text() // fresh per attempt: a late release of this one never hits the next
 		}
-		got, acks, aerr := l.attempt(ctx, v, key, keys, tok, ttl)
+		var st *attemptState
+		if attempts == 1 {
+			st = &first.st
+		}
+		got, acks, aerr := l.attempt(ctx, v, key, keys, tok, ttl, st)
 		if aerr == nil {
 			l.granted(got)
 			return got, nil

@@ -1,6 +1,10 @@
 package redlock
 
-import "github.com/quorumlock/quorumlock/quorum"
+import (
+	"sync"
+
+	"github.com/quorumlock/quorumlock/quorum"
+)
 
 // observe tells Config.OnNodeError and Observer.NodeError of a failed
 // vote, and returns the vote.
@@ -15,6 +19,63 @@ func (l *Locker) observe(op string, i int, v quorum.Vote) quorum.Vote {
 		l.observer.NodeError(NodeErrorEvent{Op: op, Addr: l.nodes[i].Addr(), Err: v.Err})
 	}
 	return v
+}
+
+// failed is a fan-out's quorum.Options.Failed for op: nil when nobody
+// listens. Each op's is made once.
+func (l *Locker) failed(op string) func(i int, err error) {
+	if l.onNodeError == nil && l.observer == nil {
+		return nil
+	}
+	l.failedOnce.Do(func() {
+		l.failedBy = make(map[string]func(int, error), 4)
+		for _, op := range []string{opLock, opExtend, opUnlock, opRelease} {
+			l.failedBy[op] = func(i int, err error) { l.observe(op, i, quorum.Vote{Err: err}) }
+		}
+	})
+	return l.failedBy[op]
+}
+
+// observeLater is observe for a vote that arrived on a goroutine that must
+// not run user code (a connection's reader): the Observer and OnNodeError
+// are told on a goroutine of their own, one report after the other.
+func (l *Locker) observeLater(op string, i int, v quorum.Vote) {
+	if v.Err == nil || (l.onNodeError == nil && l.observer == nil) {
+		return
+	}
+	later.mu.Lock()
+	later.queue = append(later.queue, func() { l.observe(op, i, v) })
+	start := !later.running
+	later.running = true
+	later.mu.Unlock()
+	if start {
+		go runLater()
+	}
+}
+
+var later struct {
+	mu      sync.Mutex
+	queue   []func()
+	running bool
+}
+
+// runLater runs the queued reports until there are none; a burst of them
+// (every call pending on a master that froze) costs one goroutine.
+func runLater() {
+	for {
+		later.mu.Lock()
+		q := later.queue
+		later.queue = nil
+		if len(q) == 0 {
+			later.running = false
+			later.mu.Unlock()
+			return
+		}
+		later.mu.Unlock()
+		for _, f := range q {
+			f()
+		}
+	}
 }
 
 // lost tells the Observer that lk ended with err, unless err is its Unlock.

@@ -4,8 +4,11 @@ import "time"
 
 // Observer is told what a Locker does: every acquisition call, release,
 // renewal, loss and failed call to a master (Config.Observer). Its methods
-// run on the caller's goroutine or on a node call's: keep them fast and safe
-// for concurrent use. Embed NopObserver to implement only some of them.
+// run on the caller's goroutine or on one of the library's (a failure that
+// comes after the call returned is told from a goroutine that tells such
+// failures one after the other, never from a connection's reader): keep
+// them fast and safe for concurrent use. Embed NopObserver to implement
+// only some of them.
 type Observer interface {
 	// Acquire follows every acquisition call (Lock, TryLock and their
 	// Reentrant and RWMutex forms, and the Lock of Locker.Do), success or

@@ -78,29 +78,36 @@ func (l *Locker) Resume(ctx context.Context, key, token string, ttl time.Duratio
 func (l *Locker) resume(ctx context.Context, v *variant, key string, keys []string, token string, ttl time.Duration) (*Lock, error) {
 	ms := ttl.Milliseconds()
 	ttl = time.Duration(ms) * time.Millisecond // what the masters enforce
-	acks := newAcks(len(l.nodes))
+	st := &attemptState{}
+	acks := st.acks.init(l.fifo)
 	start := l.clock.Now()
 	// Nobody sees lk before it is returned: Until is set at the end.
-	lk := newLock(l, v, key, keys, token, ttl, 0, start.Add(ttl-clock.Drift(ttl, l.driftFactor)), acks)
+	lk := &st.lock
+	lk.init(l, v, key, keys, token, ttl, 0, start.Add(ttl-clock.Drift(ttl, l.driftFactor)), acks)
 	lk.addUnknownLocked(ttl)
 	resume := v.extend
 	if v.fenced {
 		resume = resumeFencedScript // also reads the fencing counter
 	}
 	c := resume.with(keys, token, ms)
-	res, err := quorum.Do(ctx, len(l.nodes), quorum.Options{
-		Need:    l.quorum,
-		Timeout: l.nodeTimeout,
+	// Then runs on the goroutine that completes a node's call (with
+	// ThenAtTimeout, also at the node timeout, with ErrNoAnswer): it must
+	// not block.
+	res, err := quorum.Async(ctx, len(l.nodes), quorum.Options{
+		Need:          l.quorum,
+		Timeout:       l.nodeTimeout,
+		ThenAtTimeout: true,
+		Failed:        l.failed(opLock),
 		Then: func(i int, vote quorum.Vote) {
 			if vote.Err == nil { // it ran on master i: known from now on
 				lk.mu.Lock()
 				lk.resolveLocked(i, ttl)
 				lk.mu.Unlock()
 			}
-			acks.ack(i, vote.Yes)
+			acks.ack(i, vote)
 		},
-	}, func(ctx context.Context, i int) quorum.Vote {
-		return l.observe(opLock, i, c.count(ctx, l.nodes[i]))
+	}, func(ctx context.Context, i int, done quorum.Done) {
+		l.send(ctx, c, i, done)
 	})
 	if res == nil { // ctx ended before anything was sent
 		return nil, l.quorumError(opLock, key, nil, err)

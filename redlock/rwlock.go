@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"time"
-
-	"github.com/quorumlock/quorumlock/quorum"
 )
 
 // RWMutex is a read-write lock: many readers at once, or one writer. Each
@@ -61,8 +59,8 @@ func writer(id string, fencing bool) *variant {
 		kind:   KindWrite,
 		keys:   keys,
 		fenced: fencing,
-		acquire: func(keys []string, token string, ms int64) func(context.Context, Node) quorum.Vote {
-			return writeAcquireScript.with(keys, token, ms, id).count
+		acquire: func(keys []string, token string, ms int64) *call {
+			return writeAcquireScript.with(keys, token, ms, id)
 		},
 		extend:     extendScript, // on the writer key, keys[0]
 		release:    writeReleaseScript,

@@ -40,6 +40,7 @@ var (
 // script is a Lua script with its SHA1 digest, for EVALSHA.
 type script struct {
 	src, hash string
+	hashArg   any // hash as an argument, boxed once
 }
 
 func loadScript(name string) script {
@@ -48,40 +49,99 @@ func loadScript(name string) script {
 		panic(err) // embedded at build time: cannot happen
 	}
 	sum := sha1.Sum(src)
-	return script{src: string(src), hash: hex.EncodeToString(sum[:])}
+	hash := hex.EncodeToString(sum[:])
+	return script{src: string(src), hash: hash, hashArg: hash}
 }
 
-// call is one script invocation for a fan-out: its keys and arguments, and
-// the EVALSHA argument list built from them once.
+// call is one command for a fan-out: a script invocation (its keys and
+// arguments, and the EVALSHA argument list built from them once) or, with
+// cmd set, a plain command sent with Do; and how its reply reads as a vote.
 type call struct {
 	s        script
+	cmd      string // a plain command (SET NX), sent with Do with args
 	keys     []string
 	args     []any
 	prepared []any
+	vote     func(reply any, err error) quorum.Vote
+	buf      [8]any // backs prepared, or a plain command's args, when they fit
+	// slots complete the call on the first nodes (a Completion each,
+	// without an allocation per node).
+	slots [8]slot
 }
 
+// slot is one node's Completion of a call: it turns the reply into a vote
+// for the fan-out.
+type slot struct {
+	c    *call
+	i    int
+	done quorum.Done
+}
+
+func (s *slot) Complete(reply any, err error) { s.done.Vote(s.i, s.c.vote(reply, err)) }
+
+// with makes a call of s that answers a count (see countVote).
 func (s script) with(keys []string, args ...any) *call {
-	prepared := make([]any, 0, 2+len(keys)+len(args))
-	prepared = append(prepared, s.hash, len(keys))
+	c := &call{s: s, keys: keys, vote: countVote}
+	prepared := c.buf[:0]
+	if size := 2 + len(keys) + len(args); size > len(c.buf) {
+		prepared = make([]any, 0, size)
+	}
+	prepared = append(prepared, s.hashArg, len(keys))
 	for _, k := range keys {
 		prepared = append(prepared, k)
 	}
-	return &call{s: s, keys: keys, args: args, prepared: append(prepared, args...)}
+	c.prepared = append(prepared, args...)
+	c.args = c.prepared[2+len(keys):] // args itself is not kept
+	return c
 }
 
-// count runs the call on n; the script answers a count: > 0 is a yes
-// carrying the count, 0 a no.
-func (c *call) count(ctx context.Context, n Node) quorum.Vote {
-	var reply any
-	var err error
-	if p, ok := n.(PreparedEvaler); ok {
-		reply, err = p.EvalPrepared(ctx, c.s.src, c.prepared)
-	} else {
-		reply, err = n.Eval(ctx, c.s.hash, c.s.src, c.keys, c.args...)
+// run sends c to n and waits for its vote.
+func (c *call) run(ctx context.Context, n Node) quorum.Vote {
+	if c.cmd != "" {
+		return c.vote(n.Do(ctx, c.cmd, c.args...))
 	}
-	return countVote(reply, err)
+	if p, ok := n.(PreparedEvaler); ok {
+		return c.vote(p.EvalPrepared(ctx, c.s.src, c.prepared))
+	}
+	return c.vote(n.Eval(ctx, c.s.hash, c.s.src, c.keys, c.args...))
 }
 
+// send sends c to node i and reports its vote with done.Vote(i, vote): by
+// callback when the node is an AsyncNode, else from a goroutine of its own
+// that waits for the call. It never blocks.
+func (l *Locker) send(ctx context.Context, c *call, i int, done quorum.Done) {
+	n := l.nodes[i]
+	a, ok := n.(AsyncNode)
+	if !ok {
+		go func() { done.Vote(i, c.run(ctx, n)) }()
+		return
+	}
+	f := c.slot(i, done)
+	if c.cmd != "" {
+		a.DoAsync(ctx, c.cmd, c.args, f)
+	} else {
+		a.EvalPreparedAsync(ctx, c.s.src, c.prepared, f)
+	}
+}
+
+// slot returns node i's Completion of c, reporting to done. A call goes to
+// each node once at most, so each node's slot serves once, and sends to
+// different nodes (which may run on different goroutines) share nothing.
+func (c *call) slot(i int, done quorum.Done) *slot {
+	if i < len(c.slots) {
+		c.slots[i] = slot{c: c, i: i, done: done}
+		return &c.slots[i]
+	}
+	return &slot{c: c, i: i, done: done}
+}
+
+// voteFunc is a quorum.Done made of a function.
+type voteFunc func(i int, v quorum.Vote)
+
+func (f voteFunc) Vote(i int, v quorum.Vote) { f(i, v) }
+
+// countVote reads a script's count: > 0 is a yes carrying the count, 0 a
+// no.
 func countVote(reply any, err error) quorum.Vote {
 	if err != nil {
 		return quorum.Vote{Err: err}

@@ -151,7 +151,8 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, retry bool) 
 	if err := s.check(ctx, ttl); err != nil {
 		return nil, err
 	}
-	w := l.newWaiting(s.key, retry)
+	var w waiting
+	l.initWaiting(&w, s.key, retry)
 	defer w.close()
 	if err := w.start(ctx); err != nil {
 		return nil, l.quorumError(opLock, s.key, nil, err)
@@ -165,7 +166,7 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, retry bool) 
 			}
 			attempts++
 			v, keys := s.permit((off + j) % s.k)
-			got, _, aerr := l.attempt(ctx, v, s.key, keys, rand.Text(), ttl)
+			got, _, aerr := l.attempt(ctx, v, s.key, keys, rand.Text(), ttl, nil)
 			if aerr == nil {
 				l.granted(got)
 				return got, nil

@@ -20,10 +20,13 @@ type variant struct {
 	// keys returns the Redis keys of the lock named key; keys[0] is the
 	// key whose presence means "held". All share one hash slot.
 	keys func(key string) []string
+	// oneKey: keys returns just the key (the Locker then keeps it without
+	// an allocation of its own).
+	oneKey bool
 	// acquire returns one attempt's acquire step, which tries the lock on
 	// one master; the arguments are built once per attempt, not per
 	// master. A yes vote may carry an int64 Value (the fencing counter).
-	acquire func(keys []string, token string, ms int64) func(ctx context.Context, n Node) quorum.Vote
+	acquire func(keys []string, token string, ms int64) *call
 	// extend (ARGV token, ms) and release (ARGV token, channel, then
 	// releaseArg if set) answer a count: > 0 yes, 0 no.
 	extend, release script
@@ -50,8 +53,8 @@ type variant struct {
 }
 
 // acquire makes a script, called with (token, ms), a variant's acquire.
-func (s script) acquire(keys []string, token string, ms int64) func(context.Context, Node) quorum.Vote {
-	return s.with(keys, token, ms).count
+func (s script) acquire(keys []string, token string, ms int64) *call {
+	return s.with(keys, token, ms)
 }
 
 // releaseArgs are the release script's arguments; channel "" announces
@@ -70,13 +73,14 @@ func (v *variant) releases(vote quorum.Vote) bool {
 }
 
 var plain = &variant{
-	kind: KindLock,
-	keys: func(key string) []string { return []string{key} },
-	acquire: func(keys []string, token string, ms int64) func(context.Context, Node) quorum.Vote {
-		args := []any{keys[0], token, "NX", "PX", ms}
-		return func(ctx context.Context, n Node) quorum.Vote {
-			return setVote(n.Do(ctx, "SET", args...))
-		}
+	kind:   KindLock,
+	keys:   func(key string) []string { return []string{key} },
+	oneKey: true,
+	acquire: func(keys []string, token string, ms int64) *call {
+		c := &call{cmd: "SET", vote: setVote}
+		c.buf[0], c.buf[1], c.buf[2], c.buf[3], c.buf[4] = keys[0], token, "NX", "PX", ms
+		c.args = c.buf[:5]
+		return c
 	},
 	extend:  extendScript,
 	release: releaseScript,

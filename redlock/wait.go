@@ -34,10 +34,10 @@ type waiting struct {
 	timer  *time.Timer
 }
 
-// newWaiting returns the waiting of a Lock call for key; fifo puts it in the
-// Locker's per-key queue.
-func (l *Locker) newWaiting(key string, fifo bool) *waiting {
-	return &waiting{l: l, key: key, fifo: fifo, tried: l.noWake}
+// initWaiting sets up w as the waiting of a Lock call for key; fifo puts
+// it in the Locker's per-key queue.
+func (l *Locker) initWaiting(w *waiting, key string, fifo bool) {
+	*w = waiting{l: l, key: key, fifo: fifo, tried: l.noWake}
 }
 
 // start runs before the first attempt: when other Lock calls here wait for

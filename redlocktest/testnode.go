@@ -44,6 +44,10 @@ import (
 //     bound of its context's deadline, through a connected Node and a
 //     fresh one, and the Node answers again once the master resumes.
 //   - Concurrent: concurrent calls on one Node get their own replies.
+//   - Async, when the Node is a redlock.AsyncNode: DoAsync and
+//     EvalPreparedAsync run done exactly once with what Do and
+//     EvalPrepared return (the EVAL fallback included), and calls to a
+//     frozen master complete eventually, with or without a reply.
 //   - Subscriber, when the Node is a redlock.Subscriber: a message
 //     published after Subscribe returned reaches every registration of its
 //     channel and no other; once unsubscribe returned nothing more is sent

@@ -110,8 +110,8 @@ func Defects() []Defect {
 			Name:        "extends-not-serialised",
 			Description: "Extends of one Lock run at once: a longer Extend's late result raises Until past a shorter one the masters applied after it",
 			Edits: []Edit{{File: "redlock/extend.go",
-				Anchor:  "\tcase lk.extending <- struct{}{}:\n\t\tdefer func() { <-lk.extending }()\n",
-				Replace: "\tdefault:\n"}},
+				Anchor:  "\tcase extending <- struct{}{}:\n\t\tdefer func() { <-extending }()\n",
+				Replace: "\tdefault:\n\t\t_ = extending\n"}},
 			Scenarios: []string{"safe-extend"},
 			Note:      "safe-extend's generative workload runs two Extends with different TTLs at a time: a longer one decided last leaves Until past the masters' expiry (until-within-expiry)",
 		},
@@ -174,7 +174,7 @@ func Defects() []Defect {
 			Description: "Resume sets the lock key where it is missing (SET PX) instead of only extending it where it holds the token",
 			Edits: []Edit{{File: "redlock/resume.go",
 				Anchor: "c := resume.with(keys, token, ms)",
-				Replace: "_ = resume; c := script{hash: \"31eeee3b6f8cb3a735c8295d182d9bfcdfa0305d\", src: \"if redis.call('GET', KEYS[1]) == ARGV[1] or " +
+				Replace: "_ = resume; c := script{hash: \"31eeee3b6f8cb3a735c8295d182d9bfcdfa0305d\", hashArg: \"31eeee3b6f8cb3a735c8295d182d9bfcdfa0305d\", src: \"if redis.call('GET', KEYS[1]) == ARGV[1] or " +
 					"redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end return 0\"}.with(keys, token, ms)"}},
 			Scenarios: []string{"safe-multi"},
 			Note:      "safe-multi's resume workload: a stale token handed over after Unlock must not be resumed",

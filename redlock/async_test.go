@@ -1,0 +1,188 @@
+package redlock_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// callbackNode is a fake master whose calls complete by callback (a
+// redlock.AsyncNode), as on a pipelined connection: a command, once sent,
+// completes at its delay whatever its context, and commands land on the
+// master in the order they were sent (a command waits for the one before
+// it). done runs on a goroutine of the fake's, or, when the fake has no
+// delay, on the caller's goroutine before the call returns.
+type callbackNode struct {
+	*fake
+	async atomic.Int32 // calls made through the callback path
+
+	order sync.Mutex
+	last  chan struct{} // closed when the last command sent has landed
+}
+
+var _ redlock.AsyncNode = (*callbackNode)(nil)
+
+func callbackNodes(fakes []*fake) []*callbackNode {
+	out := make([]*callbackNode, len(fakes))
+	for i, f := range fakes {
+		out[i] = &callbackNode{fake: f}
+	}
+	return out
+}
+
+func (c *callbackNode) complete(run func()) {
+	c.async.Add(1)
+	if c.delay == 0 && c.setDelay == 0 {
+		run()
+		return
+	}
+	c.order.Lock()
+	prev, mine := c.last, make(chan struct{})
+	c.last = mine
+	c.order.Unlock()
+	go func() {
+		defer close(mine)
+		if prev != nil {
+			<-prev
+		}
+		run()
+	}()
+}
+
+func (c *callbackNode) InOrder() bool { return true }
+
+func (c *callbackNode) DoAsync(ctx context.Context, cmd string, args []any, done redlock.Completion) {
+	c.complete(func() { done.Complete(c.fake.Do(context.WithoutCancel(ctx), cmd, args...)) })
+}
+
+func (c *callbackNode) EvalPreparedAsync(ctx context.Context, src string, cmdArgs []any, done redlock.Completion) {
+	nkeys := cmdArgs[1].(int)
+	keys := make([]string, nkeys)
+	for i := range keys {
+		keys[i] = cmdArgs[2+i].(string)
+	}
+	c.complete(func() {
+		done.Complete(c.fake.Eval(context.WithoutCancel(ctx), cmdArgs[0].(string), src, keys, cmdArgs[2+nkeys:]...))
+	})
+}
+
+// The callback path keeps the release order: Unlock right after TryLock
+// releases a slow master only once its SET completed.
+func TestCallbackUnlockDoesNotOvertakeAPendingSet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fakes := newFakes(ms, ms, ms)
+		fakes[2].setDelay = 10 * ms
+		nodes := callbackNodes(fakes)
+		lockThenUnlockNodes(t, asNodes(nodes))
+		time.Sleep(20 * ms)
+		if v := fakes[2].value("k"); v != "" {
+			t.Fatalf("the slow master kept the key after Unlock: %q", v)
+		}
+		if nodes[2].async.Load() != 2 {
+			t.Fatalf("%d calls went through the callback path, want the SET and the release", nodes[2].async.Load())
+		}
+	})
+}
+
+// A SET that completes long after the node timeout is released by
+// Unlock: the release is sent at the timeout, behind the SET still pending
+// on the AsyncNode, and lands after it.
+func TestCallbackUnlockReleasesAfterALateAcquire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fakes := newFakes(ms, ms, ms)
+		fakes[2].setDelay = 200 * ms
+		nodes := callbackNodes(fakes)
+		lockThenUnlockNodes(t, asNodes(nodes))
+		time.Sleep(100 * ms)
+		if v := fakes[2].value("k"); v != "" {
+			t.Fatal("the key is there before the late SET landed")
+		}
+		if got := nodes[2].async.Load(); got != 2 {
+			t.Fatalf("%d calls sent to the slow master by the node timeout, want the SET and the release queued behind it", got)
+		}
+		time.Sleep(150 * ms)
+		if v := fakes[2].value("k"); v != "" {
+			t.Fatalf("the late SET's key stayed after Unlock: %q", v)
+		}
+	})
+}
+
+// A failed attempt releases each master once the outcome is decided and
+// that master's SET completed, also a SET that completes after the attempt
+// returned; the attempt itself waits for neither.
+func TestCallbackFailedAttemptReleasesAfterItsAcquire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fakes := newFakes(ms, ms, ms)
+		fakes[1].setDelay, fakes[2].setDelay = 200*ms, 300*ms
+		l := newLocker(t, asNodes(callbackNodes(fakes)), redlock.Config{NodeTimeout: 50 * ms})
+		start := time.Now()
+		if _, err := l.TryLock(t.Context(), "k", time.Minute); err == nil {
+			t.Fatal("TryLock succeeded with one of three masters in time")
+		}
+		if d := time.Since(start); d != 50*ms {
+			t.Fatalf("TryLock returned after %v, want the 50ms node timeout", d)
+		}
+		time.Sleep(5 * ms) // the release takes 1ms
+		if v := fakes[0].value("k"); v != "" {
+			t.Fatalf("the fast master kept the failed attempt's key: %q", v)
+		}
+		time.Sleep(200 * ms)
+		if v := fakes[1].value("k"); v != "" {
+			t.Fatalf("master 1 kept the key of a SET that completed after the attempt: %q", v)
+		}
+		time.Sleep(100 * ms)
+		if v := fakes[2].value("k"); v != "" {
+			t.Fatalf("master 2 kept the key of a SET that completed after the attempt: %q", v)
+		}
+	})
+}
+
+// Calls that complete on the caller's goroutine, before the call returns,
+// neither deadlock nor lose a vote.
+func TestCallbackCompletesInline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fakes := newFakes(0, 0, 0)
+		nodes := callbackNodes(fakes)
+		l := newLocker(t, asNodes(nodes), redlock.Config{NodeTimeout: 50 * ms})
+		for range 3 {
+			lk, err := l.TryLock(t.Context(), "k", time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := lk.Extend(t.Context(), time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.TryLock(t.Context(), "k", time.Minute); err == nil {
+				t.Fatal("a held key was granted again")
+			}
+			if err := lk.Unlock(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, n := range nodes {
+			if n.async.Load() == 0 {
+				t.Errorf("node %d: no call went through the callback path", i)
+			}
+			if v := fakes[i].value("k"); v != "" {
+				t.Errorf("node %d kept the key: %q", i, v)
+			}
+		}
+	})
+}
+
+func lockThenUnlockNodes(t *testing.T, nodes []redlock.Node) {
+	t.Helper()
+	l := newLocker(t, nodes, redlock.Config{NodeTimeout: 50 * ms})
+	lk, err := l.TryLock(t.Context(), "k", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lk.Unlock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
