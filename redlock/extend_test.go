@@ -153,26 +153,59 @@ func TestConcurrentExtendsKeepUntilEnforced(t *testing.T) {
 }
 
 // lateLanding fails extend calls of TTL ms at once, as a timed-out call
-// does, but runs them on the master later, when land is closed: a command
+// does, but runs them on the master later, at landing.land: a command
 // still in flight that lands after a later extend.
 type lateLanding struct {
 	redlock.Node
-	ms     int64
-	land   <-chan struct{}
-	landed *sync.WaitGroup
+	ms      int64
+	landing *landings
 }
 
 var errInFlight = errors.New("in flight")
 
 func (l *lateLanding) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
-	if len(args) > 1 && args[1] == l.ms {
-		l.landed.Go(func() {
-			<-l.land
-			l.Node.Eval(context.Background(), hash, src, keys, args...)
-		})
+	if len(args) > 1 && args[1] == l.ms && l.landing.later(func() {
+		l.Node.Eval(context.Background(), hash, src, keys, args...)
+	}) {
 		return nil, errInFlight
 	}
 	return l.Node.Eval(ctx, hash, src, keys, args...)
+}
+
+// landings holds calls back until land: each runs then, on a goroutine of
+// its own. A call made after land runs at once (later reports false), so
+// that a call still in flight when a test ends is not added to the wait.
+type landings struct {
+	mu     sync.Mutex
+	landed bool
+	wg     sync.WaitGroup
+	gate   chan struct{}
+}
+
+func newLandings() *landings { return &landings{gate: make(chan struct{})} }
+
+func (l *landings) later(f func()) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.landed {
+		return false
+	}
+	l.wg.Go(func() {
+		<-l.gate
+		f()
+	})
+	return true
+}
+
+// land lets the held calls run and waits for them.
+func (l *landings) land() {
+	l.mu.Lock()
+	if !l.landed {
+		l.landed = true
+		close(l.gate)
+	}
+	l.mu.Unlock()
+	l.wg.Wait()
 }
 
 // Defect 4 of issue 8, the in-flight case: an earlier, shorter Extend whose
@@ -180,11 +213,11 @@ func (l *lateLanding) Eval(ctx context.Context, hash, src string, keys []string,
 // Extend succeeded. The later Until must allow for it.
 func TestInFlightShorterExtendBoundsLaterUntil(t *testing.T) {
 	_, nodes := cluster(t, 3)
-	land := make(chan struct{})
-	var landed sync.WaitGroup
+	landing := newLandings()
+	t.Cleanup(landing.land)
 	wrapped := asNodes(nodes)
 	for i := 1; i < 3; i++ {
-		wrapped[i] = &lateLanding{Node: nodes[i], ms: 2000, land: land, landed: &landed}
+		wrapped[i] = &lateLanding{Node: nodes[i], ms: 2000, landing: landing}
 	}
 	l := newLocker(t, wrapped, redlock.Config{})
 	lk, err := l.TryLock(t.Context(), "k", time.Minute)
@@ -201,8 +234,7 @@ func TestInFlightShorterExtendBoundsLaterUntil(t *testing.T) {
 	if err := lk.Extend(t.Context(), time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	close(land)
-	landed.Wait()
+	landing.land()
 	checkUntilEnforced(t, lk, nodes, 2)
 }
 
@@ -210,11 +242,10 @@ func TestInFlightShorterExtendBoundsLaterUntil(t *testing.T) {
 // fail: its unknown outcomes never shorten the renewed validity.
 func TestSameTTLExtendsSurviveAFailingMaster(t *testing.T) {
 	_, nodes := cluster(t, 3)
-	land := make(chan struct{})
-	var landed sync.WaitGroup
-	t.Cleanup(func() { close(land); landed.Wait() })
+	landing := newLandings()
+	t.Cleanup(landing.land)
 	wrapped := asNodes(nodes)
-	wrapped[2] = &lateLanding{Node: nodes[2], ms: 3000, land: land, landed: &landed}
+	wrapped[2] = &lateLanding{Node: nodes[2], ms: 3000, landing: landing}
 	l := newLocker(t, wrapped, redlock.Config{})
 	ttl := 3 * time.Second
 	lk, err := l.TryLock(t.Context(), "k", ttl)
