@@ -161,6 +161,20 @@ func holding(rs []reading) int {
 	return n
 }
 
+// surelyFewer reports whether fewer than a quorum of masters can hold t:
+// the masters that did not answer (paused, down, slow) count as holding,
+// since a release sent to them may not have landed yet.
+func (c *Client) surelyFewer(ctx context.Context, t target) bool {
+	rs := c.env.direct.read(ctx, t)
+	n := 0
+	for _, r := range rs {
+		if !r.known || r.held {
+			n++
+		}
+	}
+	return n < c.env.quorum
+}
+
 // sample reads the masters' expiry of the target of hs[0] and records, for
 // every hold in hs (one owner's holds of one key), whether its Until lies
 // within it. Each Until is read right before the masters are read and again
