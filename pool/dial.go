@@ -17,9 +17,11 @@ import (
 // 50ms must not make a connection over a 30ms link impossible. Callers wait
 // for the dial or for their own context, whichever ends first; a caller
 // that gives up leaves the dial running, and the connection it makes serves
-// the next callers. One dial runs at a time per Node; a failed dial is
-// reported to the callers that waited for it, and the next call dials anew.
-// Node.Close cancels a dial in progress and waits for it.
+// the next callers. A failed dial is reported to the callers that waited
+// for it, and the next call dials anew. The pipelined connection is dialed
+// once at a time (dialer); the Pooled mode dials as many connections at
+// once as callers wait for one (pooledDialer, pooldial.go). Node.Close
+// cancels the dials in progress and waits for them.
 
 // keepAlive is the TCP keep-alive period, redigo's default.
 const keepAlive = 5 * time.Minute
@@ -106,18 +108,18 @@ func dial(ctx context.Context, cfg Config) (*conn, error) {
 	return c, nil
 }
 
-// dialer runs a Node's dials, one at a time, independently of the callers.
+// dialer runs the dials of a Node's pipelined connection, one at a time,
+// independently of the callers (the Pooled mode's are in pooldial.go).
 type dialer struct {
 	cfg    Config
 	ctx    context.Context // ends with the Node: cancels a dial in progress
 	cancel context.CancelFunc
-	// land takes a finished connection (the pipelined side installs it);
-	// nil keeps it as the spare for the next take. An error closes it.
+	// land takes a finished connection (the pipelined side installs it).
+	// An error closes it.
 	land func(c *conn) error
 
 	mu     sync.Mutex
 	cur    *dialAttempt // the dial in progress, nil when none
-	spare  *conn        // a connection dialed for nobody in particular
 	closed bool
 	wg     sync.WaitGroup
 }
@@ -159,19 +161,14 @@ func (d *dialer) attempt() (*dialAttempt, error) {
 	return d.cur, nil
 }
 
-// run dials once and hands the connection to land, or keeps it as spare.
+// run dials once and hands the connection to land.
 func (d *dialer) run(a *dialAttempt) {
 	c, err := dial(d.ctx, d.cfg)
 	if d.ctx.Err() != nil && err != nil {
 		err = errNodeClosed
 	}
 	if err == nil {
-		if d.land != nil {
-			err = d.land(c)
-		} else {
-			err = d.keep(c)
-		}
-		if err != nil {
+		if err = d.land(c); err != nil {
 			c.Close()
 		}
 	}
@@ -182,51 +179,11 @@ func (d *dialer) run(a *dialAttempt) {
 	close(a.done)
 }
 
-// keep stores c as the spare.
-func (d *dialer) keep(c *conn) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return errNodeClosed
-	}
-	if d.spare != nil {
-		d.spare.Close() // keep the fresher one
-	}
-	d.spare = c
-	return nil
-}
-
-// take returns the spare connection, waiting for a dial (started if none
-// runs) until ctx ends. It serves the redigo pool of Config.Pooled.
-func (d *dialer) take(ctx context.Context) (redis.Conn, error) {
-	for {
-		d.mu.Lock()
-		if c := d.spare; c != nil && !d.closed {
-			d.spare = nil
-			d.mu.Unlock()
-			return c, nil
-		}
-		d.mu.Unlock()
-		a, err := d.attempt()
-		if err != nil {
-			return nil, err
-		}
-		if err := a.wait(ctx); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// close cancels a dial in progress, waits for it and closes the spare.
+// close cancels a dial in progress and waits for it.
 func (d *dialer) close() {
 	d.mu.Lock()
 	d.closed = true
-	spare := d.spare
-	d.spare = nil
 	d.mu.Unlock()
 	d.cancel()
 	d.wg.Wait()
-	if spare != nil {
-		spare.Close()
-	}
 }

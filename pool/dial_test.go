@@ -3,6 +3,7 @@ package pool_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"syscall"
@@ -10,7 +11,9 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/quorumlock/quorumlock/internal/faultproxy"
 	"github.com/quorumlock/quorumlock/internal/redisproc"
+	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/pool"
 	"github.com/quorumlock/quorumlock/redlock"
 )
@@ -134,4 +137,48 @@ func TestDialTimeoutAndClose(t *testing.T) {
 			t.Fatal("Close did not stop the dial in progress")
 		}
 	})
+}
+
+// In the Pooled mode, callers that find no idle connection dial at once,
+// each its own: a burst of callers is not served one dial after the other,
+// which kept them waiting past a 50ms node timeout (Pooled benchmark turns
+// with 64 goroutines hung on the Unlocks that failed so). The master is
+// frozen, so every dial stays in its SELECT; all eight are under way at
+// once, and each caller gets its PING answered once the master is back.
+func TestPooledCallersDialConcurrently(t *testing.T) {
+	srv := redistest.Start(t, 1, redisproc.Options{})[0]
+	p, err := faultproxy.Start(srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	n := pool.New(pool.Config{Addr: p.Addr(), DB: 1, Pooled: true, DialTimeout: time.Minute})
+	t.Cleanup(func() { n.Close() })
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	resume := sync.OnceFunc(func() {
+		if err := srv.Resume(); err != nil {
+			t.Error(err)
+		}
+	})
+	defer resume()
+	const callers = 8
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Go(func() {
+			if got, err := n.Do(context.Background(), "PING"); err != nil || got != "PONG" {
+				t.Errorf("PING = %v, %v", got, err)
+			}
+		})
+	}
+	eventually(t, func() (bool, string) {
+		got := p.Accepted()
+		return got == callers, fmt.Sprintf("%d dials under way while %d callers wait", got, callers)
+	})
+	resume()
+	wg.Wait()
+	if got := p.Accepted(); got != callers {
+		t.Fatalf("%d connections dialed for %d callers", got, callers)
+	}
 }

@@ -85,7 +85,8 @@ const (
 type Node struct {
 	addr   string
 	cfg    Config
-	dialer *dialer // connection set-up, see dial.go
+	dialer *dialer       // the pipelined connection's set-up, see dial.go
+	pooled *pooledDialer // the Pooled mode's, see pooldial.go
 	pool   *redis.Pool
 	notify *notifier // the pub/sub side, see pubsub.go
 	mux    *mux      // the pipelined side, nil with Config.Pooled; see mux.go
@@ -119,14 +120,14 @@ func New(cfg Config) *Node {
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = DefaultStallTimeout
 	}
-	n := &Node{addr: cfg.Addr, cfg: cfg, dialer: newDialer(cfg)}
+	n := &Node{addr: cfg.Addr, cfg: cfg, dialer: newDialer(cfg), pooled: newPooledDialer(cfg)}
 	n.notify = newNotifier(cfg.Addr, func(ctx context.Context) (redis.Conn, error) { return dial(ctx, cfg) })
 	if !cfg.Pooled {
 		n.mux = &mux{dial: n.dialer.attempt, stall: cfg.StallTimeout, wrap: n.wrapAsync}
 		n.dialer.land = n.mux.install
 	}
 	n.pool = &redis.Pool{
-		DialContext: n.dialer.take,
+		DialContext: n.pooled.take,
 		MaxIdle:     cfg.MaxIdle,
 		MaxActive:   cfg.MaxActive,
 		IdleTimeout: cfg.IdleTimeout,
@@ -329,5 +330,6 @@ func (n *Node) Close() error {
 		n.mux.close()
 	}
 	n.dialer.close()
+	n.pooled.close()
 	return n.pool.Close()
 }
