@@ -136,17 +136,6 @@ func newDialer(cfg Config) *dialer {
 }
 
 // attempt returns the dial in progress, starting one if there is none.
-// wait returns once the dial ended, with its error, or with ctx's error
-// when ctx ends first (the dial goes on).
-func (a *dialAttempt) wait(ctx context.Context) error {
-	select {
-	case <-a.done:
-		return a.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 func (d *dialer) attempt() (*dialAttempt, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

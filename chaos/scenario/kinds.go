@@ -34,6 +34,9 @@ type safeKinds struct {
 	// grantEvery is the longest mean time between grants that still
 	// counts as the clients keeping on acquiring; 0 means 250ms.
 	grantEvery time.Duration
+	// pooled makes client 0 reach the masters in the Pooled mode, the
+	// others through the default pipelined connections.
+	pooled bool
 }
 
 // allFaults are the process and connection faults a safe run may draw.
@@ -52,7 +55,7 @@ func kills(ks []fault.Kind) bool {
 // run is the scenario body: the workload and the schedule under one
 // errgroup, then every invariant from the history.
 func (sk safeKinds) run(ctx context.Context, r *Run) error {
-	e, err := r.Env(ctx, workload.EnvConfig{Clients: r.Clients()})
+	e, err := r.Env(ctx, workload.EnvConfig{Clients: r.Clients(), Pooled: func(c int) bool { return sk.pooled && c == 0 }})
 	if err != nil {
 		return err
 	}
@@ -182,8 +185,8 @@ func safeScenarios() []Scenario {
 		name, invariant string
 		sk              safeKinds
 	}{
-		{"safe-plain", "plain locks, Lock and TryLock mixed, some Unlocks with an ended context, private keys whose failed attempts must leave nothing",
-			safeKinds{kinds: []workload.Kind{workload.Plain}, ttl: ttl, faults: allFaults, clientFaults: true}},
+		{"safe-plain", "plain locks, Lock and TryLock mixed, some Unlocks with an ended context, private keys whose failed attempts must leave nothing; one client in the Pooled mode",
+			safeKinds{kinds: []workload.Kind{workload.Plain}, ttl: ttl, faults: allFaults, clientFaults: true, pooled: true}},
 		{"safe-reentrant", "one owner at a time; nested holds with shorter TTLs, extended, never shorten or end the outer hold",
 			safeKinds{kinds: []workload.Kind{workload.Reentrant}, ttl: ttl, faults: allFaults, clientFaults: true}},
 		{"safe-rw", "one writer and no reader beside it, or readers only; writer preference",
@@ -199,8 +202,8 @@ func safeScenarios() []Scenario {
 			safeKinds{kinds: []workload.Kind{workload.Multi, workload.Resume}, ttl: ttl, faults: allFaults, clientFaults: true}},
 		{"safe-fair", "one holder of a fair lock at a time, also while it holds past every waiter's registration; no waiter waits while the lock lies free longer than a bound (TTL + registration + retry ceiling + 3 node timeouts)",
 			safeKinds{kinds: []workload.Kind{workload.Fair}, ttl: ttl, faults: allFaults, clientFaults: true}},
-		{"safe-mixed", "every kind of lock at once, every fault that keeps the masters' data",
-			safeKinds{kinds: workload.Kinds, ttl: ttl, faults: connFaults, clientFaults: true}},
+		{"safe-mixed", "every kind of lock at once, every fault that keeps the masters' data; one client in the Pooled mode",
+			safeKinds{kinds: workload.Kinds, ttl: ttl, faults: connFaults, clientFaults: true, pooled: true}},
 	}
 	var out []Scenario
 	for _, s := range list {

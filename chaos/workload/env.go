@@ -29,6 +29,10 @@ type EnvConfig struct {
 	// Wrap, if set, wraps the node client i reaches node j through, e.g. to
 	// delay its replies.
 	Wrap func(client, node int, n redlock.Node) redlock.Node
+	// Pooled, if set, reports whether client i reaches the masters in the
+	// Pooled mode (pool.Config.Pooled: a connection per concurrent call)
+	// instead of through one pipelined connection per master.
+	Pooled func(client int) bool
 }
 
 // NodeTimeout is the per-master timeout of the clients unless EnvConfig.Locker
@@ -104,7 +108,7 @@ func NewEnv(c cluster.Cluster, cfg EnvConfig) (*Env, error) {
 		var nodes []redlock.Node
 		e.nodes = append(e.nodes, nil)
 		for j, addr := range net.Addrs(i) {
-			p := pool.New(pool.Config{Addr: addr, Password: c.Password()})
+			p := pool.New(pool.Config{Addr: addr, Password: c.Password(), Pooled: cfg.Pooled != nil && cfg.Pooled(i)})
 			e.pools = append(e.pools, p)
 			e.nodes[i] = append(e.nodes[i], p)
 			var n redlock.Node = p
