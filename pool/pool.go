@@ -39,6 +39,9 @@ type Config struct {
 
 	// MaxIdle is the number of idle connections kept; 0 means 64. It
 	// applies with Pooled only: the pipelined mode keeps one connection.
+	// Set it to the number of calls a master may have in flight at once:
+	// a call beyond it dials a connection of its own, closed after it,
+	// and under a churn of dials calls outlast a short node timeout.
 	MaxIdle int
 	// MaxActive caps open connections; 0 means no cap. At the cap, callers
 	// wait for a free connection until their context ends. It applies
