@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-multierror"
+	"github.com/quorumlock/quorumlock/internal/serial"
 )
 
 // Vote is one node's answer.
@@ -283,7 +284,7 @@ type fanout struct {
 }
 
 // Vote counts node i's vote while the outcome is open; a vote that comes
-// later is late, and reported through handOff if it failed.
+// later is late, and reported through lateReports if it failed.
 func (f *fanout) Vote(i int, v Vote) {
 	if v.Err != nil {
 		v.Yes = false
@@ -309,7 +310,7 @@ func (f *fanout) Vote(i int, v Vote) {
 	f.mu.Unlock()
 	if late && f.opts.Failed != nil {
 		failed, err := f.opts.Failed, v.Err
-		handOff(func() { failed(i, err) })
+		lateReports.Go(func() { failed(i, err) })
 	}
 	if f.opts.Then != nil {
 		f.opts.Then(i, v)
@@ -344,7 +345,7 @@ func (f *fanout) expire() {
 	for _, i := range pending {
 		if report && !f.st.res.Answered[i] { // Answered no longer changes: over
 			failed := f.opts.Failed
-			handOff(func() { failed(i, ErrNoAnswer) })
+			lateReports.Go(func() { failed(i, ErrNoAnswer) })
 		}
 		if f.opts.ThenAtTimeout && f.opts.Then != nil {
 			f.opts.Then(i, Vote{Err: ErrNoAnswer})
@@ -404,41 +405,9 @@ func (c *nodeCtx) Value(key any) any { return c.parent.Value(key) }
 
 func (c *nodeCtx) String() string { return "quorum.nodeContext" }
 
-// handOff runs f on a goroutine of its own, after the functions handed off
-// before it: a report of a late failure never runs on the goroutine that
-// completed the call (a connection's reader), and a burst of them (every
-// call pending on a master that froze) costs one goroutine, which exits
-// when the queue is empty.
-func handOff(f func()) {
-	late.mu.Lock()
-	late.queue = append(late.queue, f)
-	start := !late.running
-	late.running = true
-	late.mu.Unlock()
-	if start {
-		go runLate()
-	}
-}
-
-var late struct {
-	mu      sync.Mutex
-	queue   []func()
-	running bool
-}
-
-func runLate() {
-	for {
-		late.mu.Lock()
-		q := late.queue
-		late.queue = nil
-		if len(q) == 0 {
-			late.running = false
-			late.mu.Unlock()
-			return
-		}
-		late.mu.Unlock()
-		for _, f := range q {
-			f()
-		}
-	}
-}
+// lateReports runs the reports of late failures on a goroutine of its own,
+// in order: such a report never runs on the goroutine that completed the
+// call (a connection's reader), and a burst of them (every call pending on
+// a master that froze) costs one goroutine, which exits when the queue is
+// empty.
+var lateReports serial.Queue

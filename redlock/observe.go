@@ -1,8 +1,7 @@
 package redlock
 
 import (
-	"sync"
-
+	"github.com/quorumlock/quorumlock/internal/serial"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
@@ -43,40 +42,12 @@ func (l *Locker) observeLater(op string, i int, v quorum.Vote) {
 	if v.Err == nil || (l.onNodeError == nil && l.observer == nil) {
 		return
 	}
-	later.mu.Lock()
-	later.queue = append(later.queue, func() { l.observe(op, i, v) })
-	start := !later.running
-	later.running = true
-	later.mu.Unlock()
-	if start {
-		go runLater()
-	}
+	later.Go(func() { l.observe(op, i, v) })
 }
 
-var later struct {
-	mu      sync.Mutex
-	queue   []func()
-	running bool
-}
-
-// runLater runs the queued reports until there are none; a burst of them
-// (every call pending on a master that froze) costs one goroutine.
-func runLater() {
-	for {
-		later.mu.Lock()
-		q := later.queue
-		later.queue = nil
-		if len(q) == 0 {
-			later.running = false
-			later.mu.Unlock()
-			return
-		}
-		later.mu.Unlock()
-		for _, f := range q {
-			f()
-		}
-	}
-}
+// later runs the reports of observeLater one after the other; a burst of
+// them (every call pending on a master that froze) costs one goroutine.
+var later serial.Queue
 
 // lost tells the Observer that lk ended with err, unless err is its Unlock.
 func (lk *Lock) lost(err error) {
