@@ -298,7 +298,10 @@ func (h *harness) latency(ctx context.Context, cs []contender, n int) error {
 			return
 		}
 		ms := mutexes(c.l, 1, func(int) string { return key("lat", c.im.Name, n) })
-		cycles(ms, o.Warmup, o.HangAfter, nil, false)
+		if warmup(ms, o) {
+			a.hung = true
+			return
+		}
 		var before, after runtime.MemStats
 		stop := sampleGoroutines(len(ms))
 		runtime.ReadMemStats(&before)
@@ -359,7 +362,10 @@ func (h *harness) throughput(ctx context.Context, cs []contender, n, g, keys int
 			}
 			return key("tput", c.im.Name, n, g, i)
 		})
-		cycles(ms, o.Warmup, o.HangAfter, nil, false)
+		if warmup(ms, o) {
+			row.Hung = true
+			return
+		}
 		var before, after runtime.MemStats
 		stop := sampleGoroutines(g)
 		runtime.ReadMemStats(&before)
@@ -534,7 +540,10 @@ func (h *harness) degradedTurn(im Impl, n int, fault string) (DegradedRow, error
 	}
 	defer l.Close()
 	ms := mutexes(l, 1, func(int) string { return key("degraded", im.Name, n, fault) })
-	cycles(ms, o.Warmup, o.HangAfter, nil, false)
+	if warmup(ms, o) {
+		row.Hung = true
+		return row, nil
+	}
 	row.Healthy = distOf(cycles(ms, o.Degraded/2, o.HangAfter, nil, true).hist)
 
 	inject, lift := faulty.Pause, faulty.Resume
@@ -617,4 +626,11 @@ func settle() {
 		}
 		prev = now
 	}
+}
+
+// warmup runs the warm-up cycles on ms and reports whether they hung. A
+// hung warm-up may leave goroutines still inside ms's Lock or Unlock, so
+// the measurement that would reuse ms is skipped and its row marked hung.
+func warmup(ms []Mutex, o Options) bool {
+	return cycles(ms, o.Warmup, o.HangAfter, nil, false).hung
 }
