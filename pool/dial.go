@@ -56,14 +56,27 @@ func (c *conn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 	return redis.ReceiveWithTimeout(c.Conn, timeout)
 }
 
-// idle reports an error when the master closed or reset the connection
-// while nothing was in flight on it (see idleChecker). One goroutine at a
-// time may call it.
+// checkIdle reports an error when the master closed or reset the
+// connection while nothing was in flight on it (see idleChecker). One
+// goroutine at a time may call it. It clears the read deadline that the
+// last read left, which has passed on a connection idle for longer than
+// the read timeout, and would fail the look as a timeout (and so the
+// connection).
 func (c *conn) checkIdle() error {
+	if c.raw == nil {
+		return nil
+	}
+	if err := c.raw.SetReadDeadline(time.Time{}); err != nil {
+		return err
+	}
+	return c.checker().check()
+}
+
+func (c *conn) checker() *idleChecker {
 	if c.idle == nil {
 		c.idle = newIdleChecker(c.raw, c.tls)
 	}
-	return c.idle.check()
+	return c.idle
 }
 
 // dial makes one connection for cfg, bounded by ctx and cfg.DialTimeout.

@@ -14,7 +14,11 @@
 // redlock.AsyncNode ability): the pipelined connection's reader completes
 // each command as its reply arrives, so a caller that fans out to many
 // masters needs no goroutine per master, and a frozen master costs pending
-// commands, not goroutines.
+// commands, not goroutines. A caller whose command goes out alone on an
+// idle connection reads the reply itself, as a Do caller or as the fan-out
+// that waits for its only call (quorum.Async over one master), which saves
+// a goroutine hand-off per round trip; replies are still read by one
+// goroutine at a time, in the order the commands were written.
 //
 // Every call honours its context's deadline and cancellation: the wait for
 // a connection, and the reply. A frozen master

@@ -2,7 +2,10 @@
 
 package pool
 
-import "net"
+import (
+	"errors"
+	"net"
+)
 
 // idleChecker is not available on this platform: a connection the master
 // closed while idle is found out by the command written on it, which then
@@ -12,3 +15,8 @@ type idleChecker struct{}
 func newIdleChecker(net.Conn, bool) *idleChecker { return &idleChecker{} }
 
 func (*idleChecker) check() error { return nil }
+
+// canWait reports false: a caller cannot wait for its reply itself here.
+func (*idleChecker) canWait() bool { return false }
+
+func (*idleChecker) wait() error { return errors.ErrUnsupported }

@@ -22,12 +22,13 @@ var errUnasked = errors.New("bytes from the master while no command was in fligh
 // system call and, after the first, no allocation. One goroutine at a
 // time may call check (the connection's writer, or its pooled user).
 type idleChecker struct {
-	rc   syscall.RawConn // nil when the connection has no file descriptor
-	tls  bool
-	buf  [1]byte
-	n    int
-	err  error
-	peek func(fd uintptr) bool // made once: a closure per check would allocate
+	rc    syscall.RawConn // nil when the connection has no file descriptor
+	tls   bool
+	buf   [1]byte
+	n     int
+	err   error
+	peek  func(fd uintptr) bool // made once: a closure per check would allocate
+	ready func(fd uintptr) bool // peek that waits for a byte (see wait)
 }
 
 func newIdleChecker(raw net.Conn, tls bool) *idleChecker {
@@ -41,14 +42,32 @@ func newIdleChecker(raw net.Conn, tls bool) *idleChecker {
 		c.n, _, c.err = syscall.Recvfrom(int(fd), c.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		return true
 	}
+	c.ready = func(fd uintptr) bool {
+		c.n, _, c.err = syscall.Recvfrom(int(fd), c.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		return !errors.Is(c.err, syscall.EAGAIN) && !errors.Is(c.err, syscall.EWOULDBLOCK) && !errors.Is(c.err, syscall.EINTR)
+	}
 	return c
+}
+
+// canWait reports whether wait works on this connection: a plain one
+// with a file descriptor (under TLS, a readable socket is no reply).
+func (c *idleChecker) canWait() bool { return c.rc != nil && !c.tls }
+
+// wait waits, without consuming anything, until the socket has bytes to
+// read or an error (a closed or reset connection), or until the
+// connection's read deadline. One goroutine at a time may call wait or
+// check, and only while nobody reads the connection.
+func (c *idleChecker) wait() error {
+	err := c.rc.Read(c.ready)
+	c.err = nil
+	return err
 }
 
 func (c *idleChecker) check() error {
 	if c.rc == nil {
 		return nil
 	}
-	if err := c.rc.Read(c.peek); err != nil {
+	if err := c.rc.Read(c.peek); err != nil { // the read deadline is cleared (see conn.checkIdle)
 		return err
 	}
 	n, rerr := c.n, c.err

@@ -18,9 +18,10 @@ import (
 // (directBytes: they fit in the sockets' buffers, so the write cannot
 // block, even on a frozen master); past that, the connection's writer
 // goroutine takes over the writing. The commands written go, in order, to
-// a reader goroutine that matches the replies to them. Redis answers one
-// connection's commands in order, so the n-th reply belongs to the n-th
-// command written.
+// a reader goroutine that matches the replies to them; a command written
+// alone on an idle connection may instead be read by its own caller (a solo
+// read, solo.go), in turn with the reader. Redis answers one connection's
+// commands in order, so the n-th reply belongs to the n-th command written.
 //
 // Every command completes by callback: the reader completes each request
 // as its reply arrives (a waiting Do caller is woken; an asynchronous
@@ -80,6 +81,10 @@ type request struct {
 	reply any
 	err   error
 	ch    chan struct{} // buffered 1
+	// solo is the connection on which the caller reads r's reply itself
+	// (solo.go); m is r's mux then.
+	solo *muxConn
+	m    *mux
 }
 
 var requests = sync.Pool{New: func() any { return &request{ch: make(chan struct{}, 1)} }}
@@ -128,6 +133,10 @@ type mux struct {
 type muxConn struct {
 	c           *conn
 	pending     chan *request // writer -> reader, in the order written
+	token       chan struct{} // buffered 1, full when free: who holds it reads replies
+	handback    chan *request // buffered 1: a solo read given up (solo.go), read first
+	interrupted chan struct{} // buffered 1: a solo read's interrupt ran (solo.go)
+	interrupt   func()        // mc.interruptWait, made once
 	broken      chan struct{} // closed by fail
 	kick        chan struct{} // buffered 1: the writer goroutine takes over writing
 	outstanding atomic.Int64  // commands written whose reply was not read yet
@@ -164,7 +173,10 @@ func (m *mux) do(ctx context.Context, cmd string, args []any, src string) (any, 
 		return nil, err // never sent: a call whose context ended sends nothing
 	}
 	r := newRequest(ctx, cmd, args, src, nil)
-	m.submit(r)
+	m.submit(r, true)
+	if mc := r.solo; mc != nil {
+		m.readSolo(mc, r, nil) // completes r, or hands it back when ctx ends
+	}
 	select {
 	case <-r.ch:
 		return r.recycle()
@@ -182,21 +194,22 @@ func (m *mux) start(ctx context.Context, cmd string, args []any, src string, don
 		done.Complete(nil, m.wrap(err)) // never sent
 		return
 	}
-	m.submit(newRequest(ctx, cmd, args, src, done))
+	m.submit(newRequest(ctx, cmd, args, src, done), true)
 }
 
 // maxUnsent bounds how often one command is handed to a fresh connection
 // after it found the previous one dead before it was written.
 const maxUnsent = 2
 
-// submit queues r on the live connection, without blocking. With none,
+// submit queues r on the live connection, without blocking; own says
+// that r is the command of the caller of submit (see writeBatch). With none,
 // r waits in m.waiting for the dial that submit starts (or joins): install
 // queues the waiting commands on the new connection before any later one,
 // so commands go out in the order they were submitted, and one goroutine
 // per dial, not per command, fails them if the dial fails (watch).
-func (m *mux) submit(r *request) {
+func (m *mux) submit(r *request, own bool) {
 	if mc := m.cur.Load(); mc != nil { // the common case: no lock
-		if err := m.enqueue(mc, r); err != nil {
+		if err := m.enqueue(mc, r, own); err != nil {
 			m.finish(r, nil, err)
 		}
 		return
@@ -209,7 +222,7 @@ func (m *mux) submit(r *request) {
 	}
 	if mc := m.cur.Load(); mc != nil {
 		m.mu.Unlock()
-		if err := m.enqueue(mc, r); err != nil {
+		if err := m.enqueue(mc, r, own); err != nil {
 			m.finish(r, nil, err)
 		}
 		return
@@ -246,7 +259,7 @@ func (m *mux) watch(a *dialAttempt) {
 		case err != nil:
 			m.finish(r, nil, err)
 		default:
-			m.submit(r)
+			m.submit(r, false)
 		}
 	}
 }
@@ -256,8 +269,9 @@ func (m *mux) watch(a *dialAttempt) {
 // caller writes the queue itself while few commands are in flight (flat
 // combining: one system call for what concurrent callers queued, and no
 // wake-up of the writer goroutine), and otherwise hands the writing to the
-// writer goroutine; it never blocks on the connection either way.
-func (m *mux) enqueue(mc *muxConn, r *request) error {
+// writer goroutine; it never blocks on the connection either way. With
+// own, r is the caller's command, which it may read the reply of itself.
+func (m *mux) enqueue(mc *muxConn, r *request, own bool) error {
 	mc.mu.Lock()
 	if mc.failed {
 		err := notSentError{mc.err}
@@ -276,18 +290,23 @@ func (m *mux) enqueue(mc *muxConn, r *request) error {
 	mc.writing = true
 	mc.refs.Add(1) // mc's commands are drained only once this write ends
 	mc.mu.Unlock()
-	m.flush(mc, true)
+	var self *request
+	if own {
+		self = r
+	}
+	m.flush(mc, true, self)
 	m.release(mc)
 	return nil
 }
 
 // flush writes what is queued on mc, batch after batch, until the queue is
 // empty. Its caller holds mc.writing and flush gives it up. On a caller's
-// goroutine (direct), a batch takes the queued commands only while the
-// bytes in flight stay within directBytes; past that, flush hands the
-// writing to the writer goroutine (one kick per hand-over: kick never
-// blocks), which may wait for room.
-func (m *mux) flush(mc *muxConn, direct bool) {
+// goroutine (direct; self, if not nil, is that caller's own command), a
+// batch takes the queued commands only while the bytes in flight stay
+// within directBytes; past that, flush hands the writing to the writer
+// goroutine (one kick per hand-over: kick never blocks), which may wait for
+// room.
+func (m *mux) flush(mc *muxConn, direct bool, self *request) {
 	for {
 		mc.mu.Lock()
 		if mc.failed || len(mc.queue) == 0 {
@@ -317,7 +336,7 @@ func (m *mux) flush(mc *muxConn, direct bool) {
 			mc.queue, mc.spare = mc.spare, nil
 		}
 		mc.mu.Unlock()
-		ok := m.writeBatch(mc, batch)
+		ok := m.writeBatch(mc, batch, self)
 		clear(batch)
 		mc.mu.Lock()
 		mc.spare = batch[:0]
@@ -333,9 +352,11 @@ func (m *mux) flush(mc *muxConn, direct bool) {
 
 // writeBatch writes batch with one flush and hands its commands, in order,
 // to the reader. It reports false when mc broke; each command of batch is
-// then either completed or with the reader.
-func (m *mux) writeBatch(mc *muxConn, batch []*request) bool {
-	if mc.outstanding.Load() == 0 {
+// then either completed or with the reader. A batch of self alone on an
+// idle connection may be read by its caller instead (solo.go).
+func (m *mux) writeBatch(mc *muxConn, batch []*request, self *request) bool {
+	idle := mc.outstanding.Load() == 0
+	if idle {
 		if err := mc.c.checkIdle(); err != nil {
 			// Nothing was written since the connection went idle: the
 			// batch is unsent.
@@ -347,9 +368,13 @@ func (m *mux) writeBatch(mc *muxConn, batch []*request) bool {
 			return false
 		}
 	}
+	solo := idle && self != nil && len(batch) == 1 && batch[0] == self && mc.mayReadSolo()
 	for i, r := range batch {
 		if err := mc.c.Send(r.cmd, r.args...); err != nil {
 			m.fail(mc, err)
+			if solo {
+				mc.token <- struct{}{}
+			}
 			for _, r := range batch[i:] {
 				m.finish(r, nil, mc.err)
 			}
@@ -357,10 +382,11 @@ func (m *mux) writeBatch(mc *muxConn, batch []*request) bool {
 		}
 		mc.outstanding.Add(1)
 		mc.inflight.Add(r.size)
-		select {
-		case mc.pending <- r:
-		case <-mc.broken:
-			for _, r := range batch[i:] {
+		if solo {
+			break // its caller reads it, or hands it to the reader below
+		}
+		if !m.toReader(mc, r) {
+			for _, r := range batch[i+1:] {
 				m.finish(r, nil, mc.err)
 			}
 			return false
@@ -368,9 +394,30 @@ func (m *mux) writeBatch(mc *muxConn, batch []*request) bool {
 	}
 	if err := mc.c.Flush(); err != nil {
 		m.fail(mc, err)
+		if solo {
+			mc.token <- struct{}{}
+			m.finish(self, nil, mc.err) // it may have gone out: not again
+		}
 		return false
 	}
+	if solo && !m.goSolo(mc, self) {
+		ok := m.toReader(mc, self)
+		mc.token <- struct{}{}
+		return ok
+	}
 	return true
+}
+
+// toReader hands r, written on mc, to mc's reader, or completes it with
+// mc's error when mc broke, and then reports false.
+func (m *mux) toReader(mc *muxConn, r *request) bool {
+	select {
+	case mc.pending <- r:
+		return true
+	case <-mc.broken:
+		m.finish(r, nil, mc.err)
+		return false
+	}
 }
 
 // finish completes r with reply and err, unless r goes out again: an
@@ -384,7 +431,7 @@ func (m *mux) finish(r *request, reply any, err error) {
 		copy(withSrc[1:], r.args[1:])
 		r.cmd, r.args, r.src = "EVAL", withSrc, ""
 		r.size = sizeOf(r.cmd, r.args)
-		m.submit(r)
+		m.submit(r, false)
 		return
 	}
 	if m.resend(r, err) {
@@ -411,7 +458,7 @@ func (m *mux) resend(r *request, err error) bool {
 	var notSent notSentError
 	if tries < maxUnsent && errors.As(err, &notSent) && ctx.Err() == nil {
 		r.tries++
-		m.submit(r)
+		m.submit(r, false)
 		return true
 	}
 	return false
@@ -435,11 +482,16 @@ func (m *mux) install(c *conn) error {
 		return errNodeClosed
 	}
 	mc := &muxConn{
-		c:       c,
-		pending: make(chan *request, muxQueue),
-		broken:  make(chan struct{}),
-		kick:    make(chan struct{}, 1),
+		c:           c,
+		pending:     make(chan *request, muxQueue),
+		token:       make(chan struct{}, 1),
+		handback:    make(chan *request, 1),
+		interrupted: make(chan struct{}, 1),
+		broken:      make(chan struct{}),
+		kick:        make(chan struct{}, 1),
 	}
+	mc.token <- struct{}{}
+	mc.interrupt = mc.interruptWait
 	mc.refs.Store(2)
 	type failed struct {
 		r   *request
@@ -483,33 +535,66 @@ func (m *mux) write(mc *muxConn) {
 		case <-mc.broken:
 			return
 		}
-		m.flush(mc, false)
+		m.flush(mc, false, nil)
 	}
 }
 
-// read matches replies to the commands written, in order.
+// read matches replies to the commands written, in order. It reads while
+// it holds mc.token, which a caller reading its own reply holds instead
+// (solo.go); a command such a caller handed back was written before any
+// in pending, so its reply is read first.
 func (m *mux) read(mc *muxConn) {
 	defer m.exit(mc)
+	var next *request // taken from pending, behind a command handed back
 	for {
-		var r *request
-		select {
-		case r = <-mc.pending:
-		case <-mc.broken:
-			return
-		}
-		reply, err := redis.ReceiveWithTimeout(mc.c, m.stall)
-		mc.outstanding.Add(-1)
-		mc.inflight.Add(-r.size)
-		if _, isReply := err.(redis.Error); err != nil && !isReply {
-			if isTimeout(err) {
-				err = errStalled
+		r := next
+		next = nil
+		if r == nil {
+			select {
+			case r = <-mc.handback:
+			case r = <-mc.pending:
+			case <-mc.broken:
+				return
 			}
-			m.fail(mc, err)
+		}
+		select {
+		case <-mc.token:
+		case <-mc.broken:
 			m.finish(r, nil, mc.err)
 			return
 		}
+		select {
+		case h := <-mc.handback:
+			r, next = h, r
+		default:
+		}
+		reply, ok, err := m.receive(mc, r)
+		mc.token <- struct{}{}
 		m.finish(r, reply, err)
+		if !ok {
+			if next != nil {
+				m.finish(next, nil, mc.err)
+			}
+			return
+		}
 	}
+}
+
+// receive reads r's reply on mc, whose token its caller holds. A
+// transport error or no reply within the stall timeout fails mc: r then
+// gets mc's error, and receive reports false.
+func (m *mux) receive(mc *muxConn, r *request) (reply any, ok bool, err error) {
+	reply, err = redis.ReceiveWithTimeout(mc.c, m.stall)
+	mc.outstanding.Add(-1)
+	mc.inflight.Add(-r.size)
+	if _, isReply := err.(redis.Error); err != nil && !isReply {
+		if isTimeout(err) {
+			err = errStalled
+		}
+		m.fail(mc, err)
+		return nil, false, mc.err
+	}
+	return reply, true, err
 }
 
 // exit ends one of mc's goroutines.
@@ -533,6 +618,9 @@ func (m *mux) release(mc *muxConn) {
 	mc.mu.Unlock()
 	for {
 		select {
+		case r := <-mc.handback:
+			m.finish(r, nil, mc.err)
+			continue
 		case r := <-mc.pending:
 			m.finish(r, nil, mc.err)
 			continue

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-multierror"
+	"github.com/quorumlock/quorumlock/internal/assist"
 	"github.com/quorumlock/quorumlock/internal/serial"
 )
 
@@ -204,7 +205,9 @@ func Do(ctx context.Context, n int, opts Options, call func(ctx context.Context,
 // a node that never answers costs its pending call, not a parked goroutine.
 // start runs on Async's goroutine, for i in order; it must not block.
 // ctx_i is as in Do; a start that needs to wait (for a connection, say)
-// hands the wait to a goroutine bounded by ctx_i.
+// hands the wait to a goroutine bounded by ctx_i. With n = 1, ctx_i is an
+// assist.Waiter: a transport may have Async read the call's reply itself
+// (see Offer), which saves waking a goroutine per call.
 func Async(ctx context.Context, n int, opts Options, start func(ctx context.Context, i int, done Done)) (*Result, error) {
 	if n < 1 || opts.Need < 1 || opts.Need > n {
 		return nil, fmt.Errorf("quorum: need %d of %d nodes", opts.Need, n)
@@ -228,8 +231,17 @@ func Async(ctx context.Context, n int, opts Options, start func(ctx context.Cont
 		f.timer = time.AfterFunc(time.Until(f.deadline), f.expire)
 		f.mu.Unlock()
 	}
+	f.starting = true // before the calls start: nothing else has seen f
 	for i := range n {
 		start(&f.nctx, i, f)
+	}
+	f.mu.Lock()
+	f.starting = false
+	solo := f.solo
+	f.solo = nil
+	f.mu.Unlock()
+	if solo != nil {
+		solo.ReadReply(ctx) // the only call's reply, read here (see Offer)
 	}
 
 	res := &f.st.res
@@ -281,6 +293,24 @@ type fanout struct {
 	timer    *time.Timer   // ends nctx at deadline; nil without one
 	expired  bool          // the deadline passed
 	ended    chan struct{} // nctx.Done(), made on demand
+	starting bool          // Async's goroutine runs the start functions
+	solo     assist.Reader // the reply Async reads itself, offered while starting
+}
+
+// Offer implements assist.Waiter: a fan-out of one call reads that call's
+// reply on Async's goroutine, which would otherwise only wait to be woken
+// by the goroutine reading it. It accepts one offer, made while the calls
+// start, for a call started with the fan-out's own node context, whose end
+// is its deadline (so the reader needs no cancellation of its own);
+// Async's ctx stops the read early.
+func (f *fanout) Offer(ctx context.Context, r assist.Reader) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n != 1 || !f.starting || f.solo != nil || ctx != context.Context(&f.nctx) {
+		return false
+	}
+	f.solo = r
+	return true
 }
 
 // Vote counts node i's vote while the outcome is open; a vote that comes
@@ -401,7 +431,12 @@ func (c *nodeCtx) Err() error {
 	return nil
 }
 
-func (c *nodeCtx) Value(key any) any { return c.parent.Value(key) }
+func (c *nodeCtx) Value(key any) any {
+	if key == assist.Key {
+		return c.f
+	}
+	return c.parent.Value(key)
+}
 
 func (c *nodeCtx) String() string { return "quorum.nodeContext" }
 

@@ -93,6 +93,16 @@ func Defects() []Defect {
 			Note:      "safe-plain's drop-private probe (a refused resend leaves the key) and safe-reentrant's drop-inner-unlock probe (a double decrement ends the outer hold)",
 		},
 		{
+			Name: "solo-reply-out-of-order",
+			Description: "the pipelined connection's reader reads the reply of a command it took from the pipeline " +
+				"before that of an earlier command whose caller gave up reading it itself (pool/solo.go)",
+			Edits: []Edit{{File: "pool/mux.go",
+				Anchor:  "\t\tselect {\n\t\tcase h := <-mc.handback:\n\t\t\tr, next = h, r\n\t\tdefault:\n\t\t}\n",
+				Replace: ""}},
+			Scenarios: []string{"safe-plain", "safe-fair"},
+			Note:      "the replies-in-step check of safe-plain and safe-fair: ECHO calls beside the lock cycles, read by their callers on idle connections, given up at short timeouts on paused and slow masters",
+		},
+		{
 			Name:        "failed-extend-keeps-until",
 			Description: "a failed, late or in-flight Extend leaves Until as it was, though its shorter TTL may have landed",
 			Edits: []Edit{

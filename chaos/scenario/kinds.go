@@ -37,6 +37,10 @@ type safeKinds struct {
 	// pooled makes client 0 reach the masters in the Pooled mode, the
 	// others through the default pipelined connections.
 	pooled bool
+	// echo has every client send ECHO calls beside its cycles, through the
+	// same connections, and checks that each gets its own reply
+	// (workload.Echoes).
+	echo bool
 }
 
 // allFaults are the process and connection faults a safe run may draw.
@@ -82,8 +86,12 @@ func (sk safeKinds) run(ctx context.Context, r *Run) error {
 	wctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	from := e.Now()
+	var echoes *workload.Echoes
+	if sk.echo {
+		echoes = &workload.Echoes{}
+	}
 	if err := workload.Run(wctx, e, workload.Config{Kinds: sk.kinds, Keys: 2, TTL: sk.ttl, Hold: 5 * time.Millisecond,
-		LateBy: sk.lateBy, Faults: sched, Seed: r.Seed}); err != nil {
+		LateBy: sk.lateBy, Faults: sched, Seed: r.Seed, Echoes: echoes}); err != nil {
 		return err
 	}
 	to := e.Now()
@@ -97,6 +105,15 @@ func (sk safeKinds) run(ctx context.Context, r *Run) error {
 	r.Check("until within the masters' expiry", by[checker.UntilWithinExpiry] == 0, "%d holders believed valid past a quorum's expiry%s",
 		by[checker.UntilWithinExpiry], first(c, checker.UntilWithinExpiry))
 	r.Check("no key left", by[checker.NoKeyLeft] == 0, "%d calls left a quorum holding their key%s", by[checker.NoKeyLeft], first(c, checker.NoKeyLeft))
+	if echoes != nil {
+		ec := echoes.Counts()
+		detail := ""
+		if ec.First != "" {
+			detail = "; first: " + ec.First
+		}
+		r.Check("replies in step", ec.Mismatched == 0, "%d of %d ECHO replies were another call's (%d calls)%s",
+			ec.Mismatched, ec.Answered, ec.Calls, detail)
+	}
 	if !kills(sk.faults) || e.Cluster.Nodes()[0].Persistent() {
 		r.Check("fences increase", by[checker.FenceIncreases] == 0, "%d tokens out of order%s", by[checker.FenceIncreases], first(c, checker.FenceIncreases))
 	} else {
@@ -185,8 +202,8 @@ func safeScenarios() []Scenario {
 		name, invariant string
 		sk              safeKinds
 	}{
-		{"safe-plain", "plain locks, Lock and TryLock mixed, some Unlocks with an ended context, private keys whose failed attempts must leave nothing; one client in the Pooled mode",
-			safeKinds{kinds: []workload.Kind{workload.Plain}, ttl: ttl, faults: allFaults, clientFaults: true, pooled: true}},
+		{"safe-plain", "plain locks, Lock and TryLock mixed, some Unlocks with an ended context, private keys whose failed attempts must leave nothing; one client in the Pooled mode; ECHO calls beside them each get their own reply",
+			safeKinds{kinds: []workload.Kind{workload.Plain}, ttl: ttl, faults: allFaults, clientFaults: true, pooled: true, echo: true}},
 		{"safe-reentrant", "one owner at a time; nested holds with shorter TTLs, extended, never shorten or end the outer hold",
 			safeKinds{kinds: []workload.Kind{workload.Reentrant}, ttl: ttl, faults: allFaults, clientFaults: true}},
 		{"safe-rw", "one writer and no reader beside it, or readers only; writer preference",
@@ -200,8 +217,8 @@ func safeScenarios() []Scenario {
 			safeKinds{kinds: []workload.Kind{workload.Semaphore}, ttl: ttl, faults: allFaults, clientFaults: true}},
 		{"safe-multi", "no key of a multi-key lock held by two at once: overlapping sets of 1-3 keys and plain locks of single keys; a lock handed over by its token and resumed, and a stale token (after Unlock) never resumed",
 			safeKinds{kinds: []workload.Kind{workload.Multi, workload.Resume}, ttl: ttl, faults: allFaults, clientFaults: true}},
-		{"safe-fair", "one holder of a fair lock at a time, also while it holds past every waiter's registration; no waiter waits while the lock lies free longer than a bound (TTL + registration + retry ceiling + 3 node timeouts)",
-			safeKinds{kinds: []workload.Kind{workload.Fair}, ttl: ttl, faults: allFaults, clientFaults: true}},
+		{"safe-fair", "one holder of a fair lock at a time, also while it holds past every waiter's registration; no waiter waits while the lock lies free longer than a bound (TTL + registration + retry ceiling + 3 node timeouts); ECHO calls beside them each get their own reply",
+			safeKinds{kinds: []workload.Kind{workload.Fair}, ttl: ttl, faults: allFaults, clientFaults: true, echo: true}},
 		{"safe-mixed", "every kind of lock at once, every fault that keeps the masters' data; one client in the Pooled mode",
 			safeKinds{kinds: workload.Kinds, ttl: ttl, faults: connFaults, clientFaults: true, pooled: true}},
 	}

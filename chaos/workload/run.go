@@ -43,6 +43,9 @@ type Config struct {
 	// Seed drives the clients' choices (kinds, keys, hold times, pauses,
 	// TTLs), so that a run can be replayed.
 	Seed uint64
+	// Echoes, if set, gets every client's ECHO calls, sent beside its
+	// cycles (see Echoes).
+	Echoes *Echoes
 }
 
 // Run runs every client of e, and the fault schedule cfg.Faults, side by
@@ -71,6 +74,13 @@ func Run(ctx context.Context, e *Env, cfg Config) error {
 		g.Go(func() error { return e.Faults.Run(gctx, cfg.Faults) })
 	}
 	for _, c := range e.clients {
+		if cfg.Echoes != nil {
+			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(c.ID)+0xec40))
+			g.Go(func() error {
+				cfg.Echoes.echo(gctx, e, c.ID, rng)
+				return nil
+			})
+		}
 		s := &step{c: c, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(c.ID))), cfg: cfg, bg: context.WithoutCancel(gctx)}
 		g.Go(func() error {
 			for gctx.Err() == nil {

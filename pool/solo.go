@@ -1,0 +1,162 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/quorumlock/quorumlock/internal/assist"
+)
+
+// Solo reads. The reply to a command usually reaches its caller through
+// the connection's reader goroutine, which costs a goroutine hand-off per
+// round trip: the reader is woken when the command is handed to it and
+// again when the reply arrives, and then it wakes the caller. When a
+// caller writes its own command, alone, on an idle connection, it reads
+// the reply itself instead, as a client with a connection per call would:
+// a Do caller always, an asynchronous call when the goroutine that waits
+// for it takes the read (assist.Waiter, a fan-out of one).
+//
+// Replies are still read by one goroutine at a time and in the order the
+// commands were written. Whoever reads holds mc.token: the reader goroutine
+// takes it per reply, a solo caller from before its write until its reply
+// is read. Commands written meanwhile go to pending, and the reader, with
+// the first of them in hand, waits for the token. A solo caller whose
+// context (or the waiter's) ends before any byte of its reply arrived gives
+// the read up: it puts its command in mc.handback and returns the token,
+// and the reader reads that reply first, within the stall timeout, and
+// completes the command as it completes any whose caller gave up. A solo
+// caller only waits for the socket to become readable, which consumes
+// nothing, so giving up never leaves a reply half read. Nothing reads the
+// socket while no command is in flight, which keeps the idle check before a
+// write exact (see idleChecker).
+
+// errGaveUp is awaitReply's report that the read's context ended first.
+var errGaveUp = errors.New("the caller gave up waiting")
+
+// aLongTimeAgo is a read deadline that ends a wait at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// mayReadSolo takes mc's read token for a caller that will read its reply
+// itself, if nobody holds it and the connection supports waiting for a
+// reply without reading it.
+func (mc *muxConn) mayReadSolo() bool {
+	if !mc.c.checker().canWait() {
+		return false
+	}
+	select {
+	case <-mc.token:
+		return true
+	default:
+		return false
+	}
+}
+
+// goSolo makes r, written on mc whose token the caller holds, a solo read:
+// a Do caller reads it when submit returns; an asynchronous call's waiter,
+// if it accepts the offer. It reports false when nobody will read r.
+func (m *mux) goSolo(mc *muxConn, r *request) bool {
+	r.solo, r.m = mc, m
+	mc.refs.Add(1) // mc's commands are drained only once the read ends
+	if r.done == nil {
+		return true
+	}
+	if w := assist.From(r.ctx); w != nil && w.Offer(r.ctx, r) {
+		return true
+	}
+	r.solo, r.m = nil, nil
+	mc.refs.Add(-1) // the caller's own reference is still held
+	return false
+}
+
+// ReadReply implements assist.Reader for a solo read that a waiter took.
+func (r *request) ReadReply(stop context.Context) {
+	r.m.readSolo(r.solo, r, stop)
+}
+
+// readSolo reads r's reply on mc on the caller's goroutine and completes
+// r, or hands the read back to mc's reader when r's context or stop ends
+// first.
+func (m *mux) readSolo(mc *muxConn, r *request, stop context.Context) {
+	defer m.release(mc)
+	r.solo, r.m = nil, nil
+	// A Do caller's context may end at any time; an asynchronous call's is
+	// a fan-out's node context, which ends at its deadline, and stop is
+	// its waiter's.
+	watch, giveUpAt := r.ctx, deadlineOf(r.ctx)
+	if stop != nil {
+		watch = stop
+		if d := deadlineOf(stop); !d.IsZero() && (giveUpAt.IsZero() || d.Before(giveUpAt)) {
+			giveUpAt = d
+		}
+	}
+	var (
+		reply any
+		err   error
+	)
+	switch werr := mc.awaitReply(watch, giveUpAt, m.stall); {
+	case werr == errGaveUp:
+		mc.handback <- r // buffered 1, and empty: see read
+		mc.token <- struct{}{}
+		return
+	case werr != nil: // the connection broke, or no reply within the stall timeout
+		if isTimeout(werr) {
+			werr = errStalled
+		}
+		m.fail(mc, werr)
+		mc.outstanding.Add(-1)
+		mc.inflight.Add(-r.size)
+		err = mc.err
+	default:
+		reply, _, err = m.receive(mc, r)
+	}
+	mc.token <- struct{}{}
+	m.finish(r, reply, err)
+}
+
+// deadlineOf is ctx's deadline, or the zero time.
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+// awaitReply waits, holding mc's token, until the socket has bytes of a
+// reply, or reports why not: errGaveUp at giveUpAt or when watch ends, a
+// timeout past stall, or the connection's error.
+func (mc *muxConn) awaitReply(watch context.Context, giveUpAt time.Time, stall time.Duration) error {
+	var stallAt time.Time
+	if stall > 0 {
+		stallAt = time.Now().Add(stall)
+	}
+	deadline := stallAt
+	if !giveUpAt.IsZero() && (deadline.IsZero() || giveUpAt.Before(deadline)) {
+		deadline = giveUpAt
+	}
+	if err := mc.c.raw.SetReadDeadline(deadline); err != nil {
+		return err
+	}
+	if watch.Done() != nil { // after the deadline is set, which would undo an interrupt
+		halt := context.AfterFunc(watch, mc.interrupt)
+		defer func() {
+			if !halt() {
+				<-mc.interrupted // its deadline is set: a later read's replaces it
+			}
+		}()
+	}
+	err := mc.c.checker().wait()
+	switch {
+	case err == nil || !isTimeout(err):
+		return err
+	case !stallAt.IsZero() && !time.Now().Before(stallAt) && watch.Err() == nil &&
+		(giveUpAt.IsZero() || time.Now().Before(giveUpAt)):
+		return err // the stall timeout, and only it, passed
+	default:
+		return errGaveUp
+	}
+}
+
+// interruptWait ends a wait in awaitReply at once; the end of its watch runs it.
+func (mc *muxConn) interruptWait() {
+	mc.c.raw.SetReadDeadline(aLongTimeAgo)
+	mc.interrupted <- struct{}{} // buffered 1: awaitReply takes it
+}
