@@ -98,6 +98,11 @@ func (sk safeKinds) run(ctx context.Context, r *Run) error {
 	if err := sk.probe(ctx, r, e); err != nil {
 		return err
 	}
+	if echoes != nil {
+		if err := echoes.Probe(ctx, e, probeRounds*5); err != nil {
+			return err
+		}
+	}
 
 	c := r.Checked()
 	by := c.ByInvariant()

@@ -46,6 +46,24 @@ func (x *Echoes) Counts() EchoCounts {
 		Mismatched: int(x.mismatched.Load()), First: x.first}
 }
 
+// count counts one ECHO call of client c to addr, answered with reply or
+// not.
+func (x *Echoes) count(c int, addr, token, reply string, answered bool) {
+	x.calls.Add(1)
+	if !answered {
+		return
+	}
+	x.answered.Add(1)
+	if reply != token {
+		x.mismatched.Add(1)
+		x.mu.Lock()
+		if x.first == "" {
+			x.first = fmt.Sprintf("client %d, %s: ECHO %s got %q", c, addr, token, reply)
+		}
+		x.mu.Unlock()
+	}
+}
+
 // echo runs client c's ECHO calls until ctx ends.
 func (x *Echoes) echo(ctx context.Context, e *Env, c int, rng *rand.Rand) {
 	nodes := e.nodes[c]
@@ -62,18 +80,7 @@ func (x *Echoes) echo(ctx context.Context, e *Env, c int, rng *rand.Rand) {
 		} else {
 			reply, err = echoFanOut(ctx, n, token, timeout)
 		}
-		x.calls.Add(1)
-		if err == nil {
-			x.answered.Add(1)
-			if reply != token {
-				x.mismatched.Add(1)
-				x.mu.Lock()
-				if x.first == "" {
-					x.first = fmt.Sprintf("client %d, %s: ECHO %s got %q", c, n.Addr(), token, reply)
-				}
-				x.mu.Unlock()
-			}
-		}
+		x.count(c, n.Addr(), token, reply, err == nil)
 		time.Sleep(time.Duration(rng.IntN(3)) * time.Millisecond) // leave the masters to the lock cycles too
 	}
 }
@@ -95,3 +102,59 @@ func echoFanOut(ctx context.Context, n *pool.Node, token string, timeout time.Du
 	}
 	return res.Votes[0].Value.(string), nil
 }
+
+// Probe drives, rounds times per client, the interleaving in which a
+// transport could hand one caller's reply to another: over a link slowed
+// by echoProbeLatency to master 0, a fan-out of one writes an ECHO on the
+// idle connection, starts a second ECHO behind it, and is cancelled before
+// it reads its reply, so that the connection's reader, holding the second
+// command, must read the first reply first. Both replies are counted as
+// the workload's ECHO calls are. The link is healed at the end.
+func (x *Echoes) Probe(ctx context.Context, e *Env, rounds int) error {
+	for c := range e.clients {
+		link := e.Net.Link(c, 0)
+		if err := link.Slow(echoProbeLatency); err != nil {
+			return err
+		}
+		n := e.nodes[c][0]
+		for i := range rounds {
+			first, behind := fmt.Sprintf("probe:%d:%d:first", c, i), fmt.Sprintf("probe:%d:%d:behind", c, i)
+			replies := make(chan [2]string, 2)
+			answer := func(token string) pool.CompletionFunc {
+				return func(reply any, err error) {
+					s, _ := redis.String(reply, err)
+					replies <- [2]string{token, s}
+				}
+			}
+			cctx, cancel := context.WithCancel(ctx)
+			quorum.Async(cctx, 1, quorum.Options{Need: 1, Timeout: time.Minute}, func(nctx context.Context, j int, done quorum.Done) {
+				n.DoAsync(nctx, "ECHO", []any{first}, pool.CompletionFunc(func(reply any, err error) {
+					done.Vote(j, quorum.Vote{Err: err})
+					answer(first)(reply, err)
+				}))
+				wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+				n.DoAsync(wctx, "ECHO", []any{behind}, pool.CompletionFunc(func(reply any, err error) {
+					wcancel()
+					answer(behind)(reply, err)
+				}))
+				cancel() // before Async reads the first reply
+			})
+			for range 2 {
+				var r [2]string
+				select {
+				case r = <-replies:
+				case <-ctx.Done():
+					link.Heal()
+					return ctx.Err()
+				}
+				x.count(c, n.Addr(), r[0], r[1], r[1] != "")
+			}
+		}
+		link.Heal()
+	}
+	return nil
+}
+
+// echoProbeLatency is how late Probe's replies come: long enough for the
+// reader to take the second command before the first read is given up.
+const echoProbeLatency = 20 * time.Millisecond
