@@ -32,6 +32,7 @@ const keepAlive = 5 * time.Minute
 type conn struct {
 	redis.Conn
 	raw  net.Conn
+	pf   *prefetchConn // over raw: what redigo reads from
 	tls  bool
 	idle *idleChecker // made at the first check
 }
@@ -74,7 +75,7 @@ func (c *conn) checkIdle() error {
 
 func (c *conn) checker() *idleChecker {
 	if c.idle == nil {
-		c.idle = newIdleChecker(c.raw, c.tls)
+		c.idle = newIdleChecker(c.raw, c.tls, c.pf)
 	}
 	return c.idle
 }
@@ -89,8 +90,11 @@ func dial(ctx context.Context, cfg Config) (*conn, error) {
 	opts := []redis.DialOption{
 		redis.DialContextFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
 			raw, err := nd.DialContext(ctx, network, addr)
-			c.raw = raw
-			return raw, err
+			if err != nil {
+				return nil, err
+			}
+			c.raw, c.pf = raw, &prefetchConn{Conn: raw}
+			return c.pf, nil
 		}),
 		redis.DialReadTimeout(cfg.ReadTimeout),
 		redis.DialWriteTimeout(cfg.WriteTimeout),

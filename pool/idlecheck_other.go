@@ -12,7 +12,7 @@ import (
 // fails (it is never sent again).
 type idleChecker struct{}
 
-func newIdleChecker(net.Conn, bool) *idleChecker { return &idleChecker{} }
+func newIdleChecker(net.Conn, bool, *prefetchConn) *idleChecker { return &idleChecker{} }
 
 func (*idleChecker) check() error { return nil }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,6 +170,26 @@ func TestGivenUpReplyReadBeforeThoseBehindIt(t *testing.T) {
 		}
 		if v := <-next; v.Value != behind {
 			t.Fatalf("the call behind it completed with %+v, want its reply %s", v, behind)
+		}
+	}
+}
+
+// A reply longer than what a solo read's wait takes off the socket at once
+// is read whole, and the next reply after it is the next call's.
+func TestSoloReadOfALongReply(t *testing.T) {
+	_, n := start(t, redisproc.Options{}, pool.Config{})
+	long := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB
+	if _, err := n.Do(t.Context(), "SET", "long", long); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		got, err := redis.String(n.Do(t.Context(), "GET", "long"))
+		if err != nil || got != long {
+			t.Fatalf("GET %d: %d bytes, %v; want the %d bytes set", i, len(got), err, len(long))
+		}
+		token := fmt.Sprint("after", i)
+		if got, err := redis.String(n.Do(t.Context(), "ECHO", token)); err != nil || got != token {
+			t.Fatalf("ECHO after the long reply: %q, %v; want %q", got, err, token)
 		}
 	}
 }
