@@ -39,7 +39,8 @@ import (
 // whose oldest command gets no reply within the stall timeout (a frozen
 // master), is closed: every command on it completes with an error, and the
 // next caller dials a new one (see dial.go). So every command completes,
-// within the stall timeout of its being written, or at Node.Close.
+// within the stall timeout of its being written (plus, for a command whose
+// caller read it solo and gave up, that caller's wait), or at Node.Close.
 //
 // A command that may have reached the master is never sent again: the
 // master may have run it and lost only the reply (a crash after the AOF
@@ -585,16 +586,28 @@ func (m *mux) read(mc *muxConn) {
 // gets mc's error, and receive reports false.
 func (m *mux) receive(mc *muxConn, r *request) (reply any, ok bool, err error) {
 	reply, err = redis.ReceiveWithTimeout(mc.c, m.stall)
-	mc.outstanding.Add(-1)
-	mc.inflight.Add(-r.size)
+	mc.settled(r)
 	if _, isReply := err.(redis.Error); err != nil && !isReply {
-		if isTimeout(err) {
-			err = errStalled
-		}
-		m.fail(mc, err)
-		return nil, false, mc.err
+		return nil, false, m.failRead(mc, err)
 	}
 	return reply, true, err
+}
+
+// settled takes r, whose reply was read or lost, off mc's counts of what
+// is in flight.
+func (mc *muxConn) settled(r *request) {
+	mc.outstanding.Add(-1)
+	mc.inflight.Add(-r.size)
+}
+
+// failRead fails mc for err, a read's transport error or timeout (no reply
+// within the stall timeout), and returns the error of mc's commands.
+func (m *mux) failRead(mc *muxConn, err error) error {
+	if isTimeout(err) {
+		err = errStalled
+	}
+	m.fail(mc, err)
+	return mc.err
 }
 
 // exit ends one of mc's goroutines.

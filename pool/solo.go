@@ -26,10 +26,11 @@ import (
 // the read up: it puts its command in mc.handback and returns the token,
 // and the reader reads that reply first, within the stall timeout, and
 // completes the command as it completes any whose caller gave up. A solo
-// caller only waits for the socket to become readable, which consumes
-// nothing, so giving up never leaves a reply half read. Nothing reads the
-// socket while no command is in flight, which keeps the idle check before a
-// write exact (see idleChecker).
+// caller gives up only while no byte of its reply has arrived (its wait
+// reads whatever arrives into the connection's prefetch buffer, and the
+// reply is then read to its end), so giving up never leaves a reply half
+// read. Nothing reads the socket while no command is in flight, which
+// keeps the idle check before a write exact (see idleChecker).
 
 // errGaveUp is awaitReply's report that the read's context ended first.
 var errGaveUp = errors.New("the caller gave up waiting")
@@ -38,8 +39,8 @@ var errGaveUp = errors.New("the caller gave up waiting")
 var aLongTimeAgo = time.Unix(1, 0)
 
 // mayReadSolo takes mc's read token for a caller that will read its reply
-// itself, if nobody holds it and the connection supports waiting for a
-// reply without reading it.
+// itself, if nobody holds it and the connection supports a solo read's
+// wait (idleChecker.canWait).
 func (mc *muxConn) mayReadSolo() bool {
 	if !mc.c.checker().canWait() {
 		return false
@@ -100,13 +101,8 @@ func (m *mux) readSolo(mc *muxConn, r *request, stop context.Context) {
 		mc.token <- struct{}{}
 		return
 	case werr != nil: // the connection broke, or no reply within the stall timeout
-		if isTimeout(werr) {
-			werr = errStalled
-		}
-		m.fail(mc, werr)
-		mc.outstanding.Add(-1)
-		mc.inflight.Add(-r.size)
-		err = mc.err
+		mc.settled(r)
+		err = m.failRead(mc, werr)
 	default:
 		reply, _, err = m.receive(mc, r)
 	}

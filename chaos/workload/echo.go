@@ -119,36 +119,38 @@ func (x *Echoes) Probe(ctx context.Context, e *Env, rounds int) error {
 		n := e.nodes[c][0]
 		for i := range rounds {
 			first, behind := fmt.Sprintf("probe:%d:%d:first", c, i), fmt.Sprintf("probe:%d:%d:behind", c, i)
-			replies := make(chan [2]string, 2)
-			answer := func(token string) pool.CompletionFunc {
-				return func(reply any, err error) {
-					s, _ := redis.String(reply, err)
-					replies <- [2]string{token, s}
-				}
+			replies := make(chan [2]string, 2) // a token and the reply it got
+			answer := func(token string, reply any, err error) {
+				s, _ := redis.String(reply, err)
+				replies <- [2]string{token, s}
 			}
 			cctx, cancel := context.WithCancel(ctx)
 			quorum.Async(cctx, 1, quorum.Options{Need: 1, Timeout: time.Minute}, func(nctx context.Context, j int, done quorum.Done) {
 				n.DoAsync(nctx, "ECHO", []any{first}, pool.CompletionFunc(func(reply any, err error) {
 					done.Vote(j, quorum.Vote{Err: err})
-					answer(first)(reply, err)
+					answer(first, reply, err)
 				}))
 				wctx, wcancel := context.WithTimeout(ctx, time.Minute)
 				n.DoAsync(wctx, "ECHO", []any{behind}, pool.CompletionFunc(func(reply any, err error) {
 					wcancel()
-					answer(behind)(reply, err)
+					answer(behind, reply, err)
 				}))
 				cancel() // before Async reads the first reply
 			})
+			late := time.NewTimer(echoProbeBound)
 			for range 2 {
 				var r [2]string
 				select {
 				case r = <-replies:
+				case <-late.C: // a call left pending: the connection is stuck
+					r = [2]string{fmt.Sprintf("probe:%d:%d", c, i), fmt.Sprintf("no completion within %v", echoProbeBound)}
 				case <-ctx.Done():
 					link.Heal()
 					return ctx.Err()
 				}
 				x.count(c, n.Addr(), r[0], r[1], r[1] != "")
 			}
+			late.Stop()
 		}
 		link.Heal()
 	}
@@ -158,3 +160,8 @@ func (x *Echoes) Probe(ctx context.Context, e *Env, rounds int) error {
 // echoProbeLatency is how late Probe's replies come: long enough for the
 // reader to take the second command before the first read is given up.
 const echoProbeLatency = 20 * time.Millisecond
+
+// echoProbeBound is how long Probe waits for its calls to complete: far
+// past the link's latency; a call still pending then counts as a reply
+// out of step (a connection whose replies nobody reads any more).
+const echoProbeBound = 5 * time.Second
