@@ -44,6 +44,12 @@ import (
 //     bound of its context's deadline, through a connected Node and a
 //     fresh one, and the Node answers again once the master resumes.
 //   - Concurrent: concurrent calls on one Node get their own replies.
+//   - NoOvertake: a call made after another returned at its context's end
+//     does not reach the master before it: a SET NX held up behind a BLPOP
+//     on the Node's connection returns at its deadline, and the
+//     compare-and-delete made next must still run after it, or the SET
+//     leaves the lock on the master until its TTL. Skipped for a Node that
+//     refuses blocking commands.
 //   - Async, when the Node is a redlock.AsyncNode: DoAsync and
 //     EvalPreparedAsync run done exactly once with what Do and
 //     EvalPrepared return (the EVAL fallback included), and calls to a

@@ -35,6 +35,8 @@
 // command, still work. A call returns when its context ends; the command
 // itself then runs on in go-redis, under the client's ReadTimeout and
 // WriteTimeout, which should therefore stay short (the go-redis default of
-// 3s is fine). Connection set-up is bounded by the client's DialTimeout, not
+// 3s is fine). A call made while such commands run goes out only after they
+// returned, so that a release never reaches the master, on another pooled
+// connection, before the acquire it follows. Connection set-up is bounded by the client's DialTimeout, not
 // by the call that triggered it.
 package goredis

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/quorumlock/quorumlock/internal/inorder"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/go-redis/v9"
 )
@@ -14,10 +15,11 @@ import (
 // redlock.Node, redlock.Subscriber and redlock.PreparedEvaler. Its methods
 // are safe for concurrent use.
 type Node struct {
-	c    redis.UniversalClient
-	addr string
-	err  error // non-nil: the client cannot be a master; every call fails with it
-	subs subscriber
+	c     redis.UniversalClient
+	addr  string
+	err   error // non-nil: the client cannot be a master; every call fails with it
+	subs  subscriber
+	calls inorder.Calls // keeps a command from overtaking one whose caller gave up
 }
 
 var (
@@ -124,7 +126,12 @@ func (onceCmd) NoRetry() bool { return true }
 // process runs one command and converts its reply. The command runs on its
 // own goroutine under a context that keeps ctx's values but not its end, so
 // that connection set-up is bounded by the client's DialTimeout and not by
-// this call; the caller returns when ctx ends.
+// this call; the caller returns when ctx ends. A command made after such a
+// caller returned goes out only once that command returned
+// (inorder.Calls): the client spreads commands over its pool's
+// connections, and a release sent on another connection could otherwise
+// reach the master before the acquire it follows, which then leaves the
+// lock there.
 func (n *Node) process(ctx context.Context, args []any) (any, error) {
 	if n.err != nil {
 		return nil, n.err
@@ -133,19 +140,8 @@ func (n *Node) process(ctx context.Context, args []any) (any, error) {
 		return nil, n.wrap(ctx, err)
 	}
 	cmd := onceCmd{redis.NewCmd(ctx, args...)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = n.c.Process(context.WithoutCancel(ctx), cmd)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		select {
-		case <-done: // it finished too: keep its reply
-		default:
-			return nil, n.wrap(ctx, ctx.Err())
-		}
+	if !n.calls.Do(ctx, func() { _ = n.c.Process(context.WithoutCancel(ctx), cmd) }) {
+		return nil, n.wrap(ctx, ctx.Err())
 	}
 	reply, err := cmd.Result()
 	switch {

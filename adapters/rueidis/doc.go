@@ -49,7 +49,10 @@
 //
 // A call returns when its context ends; the command itself then runs on in
 // rueidis, bounded by the client's ConnWriteTimeout (10s by default; keep
-// it short). Connection set-up is bounded by the client's Dialer.Timeout,
+// it short). A call made while such commands run goes out only after they
+// returned: rueidis spreads commands over several connections, and a
+// release must not reach the master before the acquire it follows, or the
+// acquire leaves the lock there until its TTL. Connection set-up is bounded by the client's Dialer.Timeout,
 // not by the call that triggered it. Commands share rueidis's auto-pipelined
 // connections; wake on release uses one dedicated connection per Node
 // (rueidis's Dedicate), opened on the first Subscribe, closed with the last

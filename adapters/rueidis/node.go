@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/quorumlock/quorumlock/internal/inorder"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/rueidis"
 )
@@ -17,9 +18,10 @@ import (
 // redlock.Node, redlock.Subscriber and redlock.PreparedEvaler. Its methods
 // are safe for concurrent use.
 type Node struct {
-	c    rueidis.Client
-	addr string
-	subs subscriber
+	c     rueidis.Client
+	addr  string
+	subs  subscriber
+	calls inorder.Calls // keeps a command from overtaking one whose caller gave up
 }
 
 var (
@@ -142,7 +144,11 @@ func (n *Node) eval(ctx context.Context, hash, src string, keys, args []string) 
 // command runs on its own goroutine under a context that keeps ctx's values
 // but not its end, so that connection set-up is bounded by the client's
 // Dialer.Timeout and the command by its ConnWriteTimeout, not by this call;
-// the caller returns when ctx ends.
+// the caller returns when ctx ends. A command made after such a caller
+// returned goes out only once that command returned (inorder.Calls): the
+// client spreads commands over several connections (PipelineMultiplex),
+// and a release sent on another connection would otherwise reach the
+// master before the acquire it follows, which then leaves the lock there.
 func (n *Node) process(ctx context.Context, build func(rueidis.Builder) rueidis.Completed) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, n.wrap(ctx, err)
@@ -154,20 +160,9 @@ func (n *Node) process(ctx context.Context, build func(rueidis.Builder) rueidis.
 	var (
 		reply any
 		rerr  error
-		done  = make(chan struct{})
 	)
-	go func() {
-		defer close(done)
-		reply, rerr = n.c.Do(context.WithoutCancel(ctx), cmd).ToAny()
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		select {
-		case <-done: // it finished too: keep its reply
-		default:
-			return nil, n.wrap(ctx, ctx.Err())
-		}
+	if !n.calls.Do(ctx, func() { reply, rerr = n.c.Do(context.WithoutCancel(ctx), cmd).ToAny() }) {
+		return nil, n.wrap(ctx, ctx.Err())
 	}
 	switch {
 	case rueidis.IsRedisNil(rerr):

@@ -73,6 +73,7 @@ func Run(t *testing.T, b Backend, newNode func(t *testing.T, addr string) redloc
 	t.Run("FrozenMaster", s.testFrozen)
 	t.Run("Concurrent", s.testConcurrent)
 	t.Run("NoResend", s.testNoResend)
+	t.Run("NoOvertake", s.testNoOvertake)
 	t.Run("Async", s.testAsync)
 	t.Run("Subscriber", s.testSubscriber)
 	t.Run("Locker", s.testLocker)
