@@ -82,8 +82,8 @@ func Defects() []Defect {
 				"connection failed with EOF or a reset (the old pool/mux.go), though the master may have run it",
 			Edits: []Edit{
 				{File: "pool/mux.go",
-					Anchor:  "\t\"errors\"\n\t\"sync\"\n\t\"sync/atomic\"\n",
-					Replace: "\t\"errors\"\n\t\"io\"\n\t\"sync\"\n\t\"sync/atomic\"\n\t\"syscall\"\n"},
+					Anchor:  "\t\"errors\"\n\t\"runtime\"\n\t\"sync\"\n\t\"sync/atomic\"\n",
+					Replace: "\t\"errors\"\n\t\"io\"\n\t\"runtime\"\n\t\"sync\"\n\t\"sync/atomic\"\n\t\"syscall\"\n"},
 				{File: "pool/mux.go",
 					Anchor: "if tries < maxUnsent && errors.As(err, &notSent) && ctx.Err() == nil {",
 					Replace: "if tries < maxUnsent && (errors.As(err, &notSent) || errors.Is(err, io.EOF) ||\n" +
