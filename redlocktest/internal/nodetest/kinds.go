@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -254,9 +255,22 @@ func (k kinds) testWake(t *testing.T) {
 				t.Fatalf("the waiter did not get the lock within %v of the release", patience)
 			}
 			if r.err != nil {
-				t.Fatalf("the waiter: %v", r.err)
+				t.Fatalf("the waiter: %v; now %s", r.err, describeNodes(t, nodes, key, channel))
 			}
 			unlock(t, "the waiter", r.lk)
 		})
 	}
+}
+
+// describeNodes says, for a failure's message, what each master holds
+// under key (its type and PTTL) and how many subscribers channel has there.
+func describeNodes(t *testing.T, nodes []redlock.Node, key, channel string) string {
+	var b strings.Builder
+	for i, n := range nodes {
+		typ, _ := n.Do(ctx(t), "TYPE", key)
+		pttl, _ := n.Do(ctx(t), "PTTL", key)
+		subs, _ := n.Do(ctx(t), "PUBSUB", "NUMSUB", channel)
+		fmt.Fprintf(&b, "master %d: %v pttl %v, subscribers %v; ", i, typ, pttl, subs)
+	}
+	return b.String()
 }

@@ -3,6 +3,8 @@ package nodetest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,7 +101,7 @@ func (s *suite) testLocker(t *testing.T) {
 		t.Fatalf("the waiter did not get the lock within %v of the release", patience)
 	}
 	if r.err != nil {
-		t.Fatalf("the waiter: %v", r.err)
+		t.Fatalf("the waiter: %v; the holder's token %s; now %s", r.err, lk.Token(), s.describe(controls, k, redlock.ReleaseChannel(k)))
 	}
 	if r.lk.Token() == lk.Token() {
 		t.Error("the waiter's lock has the first holder's token")
@@ -114,6 +116,17 @@ func (s *suite) testLocker(t *testing.T) {
 	eventually(t, "every master forgets the key after Unlock", func() bool {
 		return s.count(controls, func(c *control) bool { return c.int("EXISTS", k) == 0 }) == len(controls)
 	})
+}
+
+// describe says, for a failure's message, what each master holds under k
+// (the token, and its PTTL) and how many subscribers channel has there:
+// enough to tell a release that did not land from a wake-up that got lost.
+func (s *suite) describe(cs []*control, k, channel string) string {
+	var b strings.Builder
+	for i, c := range cs {
+		fmt.Fprintf(&b, "master %d: %s=%q pttl %d, %d subscribed; ", i, k, c.str("GET", k), c.int("PTTL", k), c.numsub(channel))
+	}
+	return b.String()
 }
 
 // count is how many of cs satisfy f.
