@@ -32,10 +32,9 @@ type Calls struct {
 
 // call is one Do.
 type call struct {
-	done     chan struct{} // closed when send returned
-	finished bool          // send returned; under Calls.mu
-	tail     chan struct{} // set when its caller gave up: closed after it and the orphans before it
-	prev     chan struct{} // the tail before it then
+	done chan struct{} // closed, under Calls.mu, when send returned
+	tail chan struct{} // set when its caller gave up: closed after it and the orphans before it
+	prev chan struct{} // the tail before it then
 }
 
 // Do runs send on a goroutine of its own, once the calls that were orphans
@@ -55,10 +54,11 @@ func (c *Calls) Do(ctx context.Context, send func()) bool {
 	case <-ctx.Done():
 	}
 	c.mu.Lock()
-	if k.finished {
+	select {
+	case <-k.done:
 		c.mu.Unlock()
-		<-k.done
 		return true // it returned too: keep its result
+	default:
 	}
 	k.tail, k.prev = make(chan struct{}), c.tail
 	c.tail = k.tail
@@ -75,10 +75,9 @@ func (c *Calls) run(k *call, after chan struct{}, send func()) {
 	}
 	send()
 	c.mu.Lock()
-	k.finished = true
+	close(k.done)
 	tail, prev := k.tail, k.prev
 	c.mu.Unlock()
-	close(k.done)
 	if tail == nil {
 		return
 	}
