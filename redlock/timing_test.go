@@ -186,6 +186,30 @@ func TestUnlockDoesNotOvertakeAPendingSet(t *testing.T) {
 	})
 }
 
+// A failed attempt releases a master whose SET is still on its way only
+// once that SET returned: sent at once, the release would overtake it, and
+// the SET would leave the key on that master for the whole TTL. (The
+// pipelined pool.Node keeps them in order on its one connection anyway; a
+// Node that spreads calls over connections, such as the adapters', does
+// not.)
+func TestFailedAttemptDoesNotOvertakeAPendingSet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fakes := newFakes(ms, ms, ms)
+		for _, f := range fakes[:2] {
+			f.keys["k"] = entry{value: "another owner", expireAt: time.Now().Add(time.Hour)}
+		}
+		fakes[2].setDelay = 10 * ms // the release would arrive after 1ms
+		l := newLocker(t, asNodes(fakes), redlock.Config{NodeTimeout: 50 * ms})
+		if _, err := l.TryLock(t.Context(), "k", time.Minute); !errors.Is(err, redlock.ErrNotAcquired) {
+			t.Fatalf("TryLock while two of three masters hold the key: err = %v, want ErrNotAcquired", err)
+		}
+		time.Sleep(20 * ms)
+		if v := fakes[2].value("k"); v != "" {
+			t.Fatalf("the slow master kept the failed attempt's key: %q", v)
+		}
+	})
+}
+
 // An Unlock that cannot wait for a master's acquire to return (it outlasts
 // the unlock's node timeout) releases that master once it does, instead of
 // leaving the key there for the whole TTL.
