@@ -15,7 +15,8 @@ import (
 // caller's command goes through one shared connection. Commands are queued;
 // whoever queues a command while nobody is writing writes what is queued
 // with one Flush (flat combining: one system call for many callers, and no
-// wake-up of another goroutine), as long as few bytes are in flight
+// wake-up of another goroutine; on a busy connection it first yields once,
+// so that the callers about to queue join the write), as long as few bytes are in flight
 // (directBytes: they fit in the sockets' buffers, so the write cannot
 // block, even on a frozen master); past that, the connection's writer
 // goroutine takes over the writing. The commands written go, in order, to
