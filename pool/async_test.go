@@ -45,7 +45,8 @@ func (r *result) done() pool.Completion {
 }
 
 // DoAsync and EvalPreparedAsync complete by callback with what Do and
-// EvalPrepared return: replies, error replies, the EVAL fallback.
+// EvalPrepared return: replies, error replies, a script the master did
+// not know.
 func TestAsyncReplies(t *testing.T) {
 	_, n := start(t, redisproc.Options{}, pool.Config{})
 	var r result
@@ -55,7 +56,7 @@ func TestAsyncReplies(t *testing.T) {
 	n.DoAsync(t.Context(), "INCR", []any{"k"}, r.done()) // not an integer
 	src := "return tonumber(ARGV[1]) + 1"
 	hash := sha1hex(src)
-	n.EvalPreparedAsync(t.Context(), src, []any{hash, 0, 41}, r.done()) // NOSCRIPT, then EVAL
+	n.EvalPreparedAsync(t.Context(), src, []any{hash, 0, 41}, r.done()) // unknown to the master
 	n.DoAsync(t.Context(), "MULTI", nil, r.done())                      // refused, nothing sent
 	r.wg.Wait()
 	if r.replies[0] != "OK" || string(r.replies[1].([]byte)) != "v" {
@@ -66,7 +67,7 @@ func TestAsyncReplies(t *testing.T) {
 		t.Errorf("INCR: %v, want the error reply", r.errs[2])
 	}
 	if r.replies[3] != int64(42) || r.errs[3] != nil {
-		t.Errorf("EvalPreparedAsync: %v, %v; want 42 after the EVAL fallback", r.replies[3], r.errs[3])
+		t.Errorf("EvalPreparedAsync: %v, %v; want 42 from a script the master did not know", r.replies[3], r.errs[3])
 	}
 	if !errors.Is(r.errs[4], pool.ErrConnState) {
 		t.Errorf("MULTI: %v, want ErrConnState", r.errs[4])

@@ -54,7 +54,8 @@ import (
 // has not closed it (idleChecker; a restart while idle is the common case),
 // and the commands it took are then handed back unsent; so are the
 // commands still queued, unwritten, on a connection that broke. An EVALSHA
-// answered NOSCRIPT ran nothing, and goes again as EVAL.
+// answered NOSCRIPT ran nothing, and goes again as EVAL; the first of each
+// script on a connection goes as EVAL at once (scriptsent.go).
 
 // muxQueue bounds the commands waiting for the writer and those written
 // and waiting for their replies, per connection: beyond the bound, a
@@ -145,6 +146,7 @@ type muxConn struct {
 	outstanding atomic.Int64  // commands written whose reply was not read yet
 	inflight    atomic.Int64  // their sizes (see size)
 	refs        atomic.Int32  // its goroutines and callers writing on it; the last drains
+	scripts     scriptsSent   // the writer's (scriptsent.go)
 
 	mu      sync.Mutex
 	failed  bool
@@ -381,7 +383,8 @@ func (m *mux) writeBatch(mc *muxConn, batch []*request, self *request) bool {
 	}
 	solo := idle && self != nil && len(batch) == 1 && batch[0] == self && mc.mayReadSolo()
 	for i, r := range batch {
-		if err := mc.c.Send(r.cmd, r.args...); err != nil {
+		cmd, args := mc.scripts.wire(r)
+		if err := mc.c.Send(cmd, args...); err != nil {
 			m.fail(mc, err)
 			if solo {
 				mc.token <- struct{}{}

@@ -42,7 +42,7 @@ func TestDoAndEval(t *testing.T) {
 		}
 		src := "return redis.call('GET', KEYS[1]) .. ARGV[1]"
 		hash := redis.NewScript(1, src).Hash()
-		for i := range 2 { // the first run falls back to EVAL, the second hits EVALSHA
+		for i := range 2 { // the first run goes as EVAL, the second as EVALSHA
 			got, err := redis.String(n.Eval(ctx, hash, src, []string{"k"}, "!"))
 			if err != nil || got != "v!" {
 				t.Fatalf("run %d: Eval = %q, %v", i, got, err)
