@@ -34,11 +34,16 @@
 //     command was written to it, the master may have run it and lost only
 //     the reply; the call fails (a failed vote), it is never sent again, in
 //     either mode. The EVAL fallback after a NOSCRIPT reply is no resend:
-//     NOSCRIPT means the script did not run. Before a command is written to
-//     a connection on which nothing is in flight, the connection is checked
-//     (one non-blocking peek at the socket, on Unix systems): one the master
-//     closed while idle, as a restart does, is replaced before the command
-//     goes out, so a restart while idle costs no failed call.
+//     NOSCRIPT means the script did not run. On the pipelined connection it
+//     goes only while the caller still waits, since it runs behind what was
+//     written meanwhile, and the first call of each script on a connection
+//     goes as EVAL at once, so that a restarted master (whose script cache
+//     is empty) never answers NOSCRIPT. Before a command is written to a
+//     connection on which nothing is in flight and that gave no reply for
+//     a millisecond, the connection is checked (one non-blocking peek at
+//     the socket, on Unix systems): one the master closed while idle, as a
+//     restart does, is replaced before the command goes out, so a restart
+//     while idle costs no failed call.
 //   - Commands that change the state of a connection (MULTI, EXEC, WATCH,
 //     SELECT, RESET, HELLO, AUTH, QUIT, the SUBSCRIBE and UNSUBSCRIBE
 //     families, MONITOR, READONLY, READWRITE, CLIENT REPLY, CLIENT TRACKING,

@@ -55,8 +55,8 @@ import (
 // (idleChecker; a restart while idle is the common case), and the commands
 // it took are then handed back unsent; so are the commands still queued,
 // unwritten, on a connection that broke. An EVALSHA answered NOSCRIPT ran
-// nothing, and goes again as EVAL; the first of each script on a
-// connection goes as EVAL at once (scriptsent.go).
+// nothing, and goes again as EVAL unless its caller gave up; the first of
+// each script on a connection goes as EVAL at once (scriptsent.go).
 
 // muxQueue bounds the commands waiting for the writer and those written
 // and waiting for their replies, per connection: beyond the bound, a
@@ -467,11 +467,19 @@ func (m *mux) toReader(mc *muxConn, r *request) bool {
 }
 
 // finish completes r with reply and err, unless r goes out again: an
-// EVALSHA the master did not know as EVAL, or an unsent command on a
-// fresh connection (resend).
+// EVALSHA the master did not know as EVAL, while r's caller still waits
+// (see below), or an unsent command on a fresh connection (resend).
 func (m *mux) finish(r *request, reply any, err error) {
-	if r.src != "" && isNoScript(err) {
-		// NOSCRIPT: the master ran nothing; send the source.
+	if r.src != "" && isNoScript(err) && r.ctx.Err() == nil {
+		// NOSCRIPT: the master ran nothing; send the source. The EVAL
+		// goes behind whatever was written meanwhile, so not for a
+		// caller that gave up: redlock sends a release behind an acquire
+		// whose node timeout passed (its context ended), trusting this
+		// connection's order, and a late EVAL of that acquire would run
+		// after the release and hold the key until its TTL. A caller
+		// that gives up just after this check may still see that happen
+		// (a window of a few instructions); scriptsent.go keeps NOSCRIPT
+		// to a SCRIPT FLUSH on a live connection.
 		withSrc := make([]any, len(r.args))
 		withSrc[0] = r.src
 		copy(withSrc[1:], r.args[1:])

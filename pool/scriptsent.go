@@ -10,7 +10,9 @@ package pool
 // restart, which is also when its connections are new; so the first
 // EVALSHA of each script on a connection goes as EVAL, with the source,
 // which runs it and caches it on the master for the EVALSHAs behind it.
-// NOSCRIPT is then left to a SCRIPT FLUSH on a live connection.
+// NOSCRIPT is then left to a SCRIPT FLUSH on a live connection (or a
+// proxy that moved it to another master), and there the EVAL goes only
+// while the caller still waits for it (mux.finish).
 
 // scriptsSent is the SHA1 hex digests of the scripts a connection sent
 // as EVAL. Only its writer (one goroutine at a time) uses it.

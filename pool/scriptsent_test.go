@@ -1,8 +1,12 @@
 package pool_test
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/quorumlock/quorumlock/internal/redisproc"
 	"github.com/quorumlock/quorumlock/pool"
 )
@@ -38,4 +42,44 @@ func TestUnknownScriptKeepsItsPlace(t *testing.T) {
 	if v, err := n.Do(ctx, "GET", "k"); v != nil || err != nil {
 		t.Errorf("GET k = %q, %v after the delete: the set ran after it", v, err)
 	}
+}
+
+// A call whose caller gave up before the master answered NOSCRIPT does
+// not go again as EVAL: it would run behind what was written after it.
+// The connection has sent the script before, so it goes as EVALSHA; the
+// master has since forgotten it (SCRIPT FLUSH).
+func TestNoScriptAfterGivingUpRunsNothing(t *testing.T) {
+	srv, n := start(t, redisproc.Options{}, pool.Config{})
+	ctx := t.Context()
+	set := "return redis.call('SET', KEYS[1], ARGV[1])"
+	call := func(ctx context.Context, value string) *result {
+		var r result
+		n.EvalPreparedAsync(ctx, set, []any{sha1hex(set), 1, "k", value}, r.done())
+		return &r
+	}
+	call(ctx, "first").wg.Wait()
+	if _, err := n.Do(ctx, "SCRIPT", "FLUSH"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	gctx, giveUp := context.WithCancel(ctx)
+	r := call(gctx, "late")
+	giveUp()
+	if err := srv.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	r.wg.Wait()
+	if !isNoScript(r.errs[0]) {
+		t.Errorf("the call given up on = %v, %v; want its NOSCRIPT error", r.replies[0], r.errs[0])
+	}
+	if v, err := redis.String(n.Do(ctx, "GET", "k")); v != "first" || err != nil {
+		t.Errorf("GET k = %q, %v; want %q: the script ran again after its caller gave up", v, err, "first")
+	}
+}
+
+func isNoScript(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && strings.HasPrefix(string(rerr), "NOSCRIPT")
 }

@@ -198,5 +198,15 @@ func Defects() []Defect {
 			Scenarios: []string{"safe-fair"},
 			Note:      "safe-fair's fair-held probe and long holds: a hold that outlives every registration, then another client tries",
 		},
+		{
+			Name: "noscript-fallback-after-giving-up",
+			Description: "the pipelined transport sends an EVALSHA answered NOSCRIPT again as EVAL also when its caller " +
+				"gave up (pool/mux.go): the late acquire runs behind the release written after it, and holds the key until its TTL",
+			Edits: []Edit{{File: "pool/mux.go",
+				Anchor:  "if r.src != \"\" && isNoScript(err) && r.ctx.Err() == nil {",
+				Replace: "if r.src != \"\" && isNoScript(err) {"}},
+			Scenarios: []string{"safe-plain"},
+			Note:      "safe-plain's late-noscript probe: after SCRIPT FLUSH, a fenced acquire over a link slower than the node timeout, unlocked at once",
+		},
 	}
 }

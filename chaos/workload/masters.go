@@ -124,6 +124,26 @@ func (m *masters) read(ctx context.Context, t target) []reading {
 	return out
 }
 
+// do runs one command on every master, one after another.
+func (m *masters) do(ctx context.Context, cmd string, args ...any) error {
+	for i, p := range m.pools {
+		if err := func() error {
+			ctx, cancel := context.WithTimeout(ctx, ReadTimeout)
+			defer cancel()
+			c, err := p.GetContext(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			_, err = redis.DoContext(c, ctx, cmd, args...)
+			return err
+		}(); err != nil {
+			return fmt.Errorf("workload: %s on master %d: %w", cmd, i, err)
+		}
+	}
+	return nil
+}
+
 // quorumExpiry is, from readings sent at sent, the latest time by which
 // fewer than quorum masters still hold the target: a master that holds it
 // holds it until at most its answer's arrival plus what it had left (plus

@@ -64,6 +64,15 @@ const (
 	// FairHeld: a fair lock is held past every waiter's registration;
 	// another client then tries it: the lock key alone must refuse it.
 	FairHeld Probe = "fair-held"
+	// LateNoScript: the masters forget their scripts (SCRIPT FLUSH), and
+	// learn the release script back from a plain lock; then a fenced
+	// TryLock, whose acquire is a script, reaches one master over a link
+	// slower than the node timeout, and is unlocked at once. That master
+	// gets the acquire, which it no longer knows, and behind it the
+	// release, which it knows. The acquire must not run after the
+	// release: a transport that sends it again as EVAL once NOSCRIPT
+	// comes back leaves the key on that master for its whole TTL.
+	LateNoScript Probe = "late-noscript"
 )
 
 // Probes returns the probes that exercise the kinds ks.
@@ -72,7 +81,7 @@ func Probes(ks []Kind) []Probe {
 	for _, k := range ks {
 		switch k {
 		case Plain:
-			ps = append(ps, DropPrivate, SharedMulti, EndedUnlock)
+			ps = append(ps, DropPrivate, SharedMulti, EndedUnlock, LateNoScript)
 		case Reentrant:
 			ps = append(ps, DropInner)
 		case Extend:
@@ -143,6 +152,8 @@ func (p *prober) run(ctx context.Context, pr Probe) error {
 		return p.semaphoreFull(ctx)
 	case FairHeld:
 		return p.fairHeld(ctx)
+	case LateNoScript:
+		return p.lateNoScript(ctx)
 	}
 	return fmt.Errorf("unknown probe %q", pr)
 }
@@ -391,6 +402,55 @@ func (p *prober) lateExtend(ctx context.Context) error {
 	}
 	p.unlock(ctx, h, "unlock of an expired lock")
 	return nil
+}
+
+func (p *prober) lateNoScript(ctx context.Context) error {
+	key := p.e.Key(p.name)
+	// Client A sends both scripts once, so that its connections send them
+	// by digest (EVALSHA) from then on; then the masters forget them, and
+	// a plain lock, whose acquire is a SET, gets the release script back.
+	for _, l := range []*redlock.Locker{p.a.Locker, p.a.plain} {
+		lctx, cancel := context.WithTimeout(ctx, ReleaseTimeout)
+		lk, err := l.TryLock(lctx, key+"-scripts", probeTTL)
+		if err == nil {
+			err = lk.Unlock(lctx)
+		}
+		cancel()
+		if err != nil {
+			return harness(err)
+		}
+		if l == p.a.Locker {
+			if err := p.e.direct.do(ctx, "SCRIPT", "FLUSH"); err != nil {
+				return err
+			}
+		}
+	}
+	const slow = 0 // one master: a minority
+	if err := p.links(ctx, p.a, fault.Slow, probeSlow, slow); err != nil {
+		return err
+	}
+	start := time.Now()
+	h, err := p.acquire(p.a, func() (*redlock.Lock, error) { return p.a.Locker.TryLock(ctx, key, probeTTL) })
+	if err != nil {
+		if herr := p.heal(ctx, p.a); herr != nil {
+			return herr
+		}
+		return harness(err)
+	}
+	p.unlock(ctx, h, "unlock of a fenced lock whose acquire reached a master late")
+	// The acquire's NOSCRIPT comes back two slow hops after it was sent;
+	// an EVAL sent then lands a hop later. Until well after that, no
+	// master may hold the key with the lock's token.
+	for end := start.Add(4*probeSlow + SettleWithin/2); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		rs := p.e.direct.read(ctx, h.target)
+		if r := rs[slow]; r.known && r.held {
+			p.e.History.Left(p.a.ID, h.name, time.Now(), fmt.Sprintf(
+				"master %d holds %s %s %v after the TryLock, for %v more: its acquire, late and NOSCRIPT, ran after the release",
+				slow, h.target.key, h.target.member, time.Since(start).Round(time.Millisecond), r.left.Round(time.Millisecond)))
+			break
+		}
+	}
+	return p.heal(ctx, p.a)
 }
 
 func (p *prober) rwExclusion(ctx context.Context) error {
