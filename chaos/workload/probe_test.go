@@ -18,8 +18,8 @@ import (
 func TestProbesHoldOnTheLibrary(t *testing.T) {
 	e := newEnv(t, 2)
 	ps := workload.Probes(workload.Kinds)
-	if len(ps) != 9 {
-		t.Fatalf("Probes(all kinds) = %v, want the 9 probes", ps)
+	if len(ps) != 10 {
+		t.Fatalf("Probes(all kinds) = %v, want the 10 probes", ps)
 	}
 	if err := workload.RunProbes(context.Background(), e, ps, 1); err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func TestProbesHoldOnTheLibrary(t *testing.T) {
 			t.Errorf("MULTI on a shared connection: %s", a.Note)
 		}
 	}
-	if kinds[fault.Multi] != 3 || kinds[fault.Slow] != 5 {
-		t.Errorf("faults applied %v, want 3 multi and 5 slow (2 short-extend, 3 late-extend)", kinds)
+	if kinds[fault.Multi] != 3 || kinds[fault.Slow] != 6 {
+		t.Errorf("faults applied %v, want 3 multi and 6 slow (2 short-extend, 3 late-extend, 1 late-noscript)", kinds)
 	}
 }
