@@ -18,6 +18,11 @@ package pool
 // as EVAL. Only its writer (one goroutine at a time) uses it.
 type scriptsSent map[string]struct{}
 
+// maxScriptsSent bounds a connection's scriptsSent for a Node that runs
+// ever new scripts: past it the set starts again (each script then goes
+// as EVAL once more). quorumlock itself uses about twenty.
+const maxScriptsSent = 1024
+
 // wire returns the command and arguments that r goes out with on the
 // connection whose scripts are s: r's own, unless r is an EVALSHA whose
 // script s has not sent yet, which goes as EVAL with the source. r is not
@@ -37,6 +42,8 @@ func (s *scriptsSent) wire(r *request) (string, []any) {
 	}
 	if *s == nil {
 		*s = make(scriptsSent)
+	} else if len(*s) >= maxScriptsSent {
+		clear(*s)
 	}
 	(*s)[hash] = struct{}{}
 	args := make([]any, len(r.args))
