@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ory/dockertest/v3"
@@ -93,35 +95,31 @@ func StartDocker(ctx context.Context, cfg DockerConfig) (*Docker, error) {
 	return d, nil
 }
 
+// portAttempts is how many free ports startNode tries for one container.
+// The port is picked free (redisproc.FreePort), but it is fixed for the
+// container's life, so the engine binds it only when the container starts:
+// another process may take it in between ("address already in use").
+const portAttempts = 5
+
+// containers numbers the containers this process creates, for their names.
+var containers atomic.Int64
+
+// freePort picks a node's port; tests replace it.
+var freePort = redisproc.FreePort
+
 func (d *Docker) startNode(ctx context.Context, i int, repo, tag string, aof bool) error {
-	port, err := redisproc.FreePort()
+	var (
+		r    *dockertest.Resource
+		port int
+		err  error
+	)
+	for range portAttempts {
+		if r, port, err = d.runNode(i, repo, tag, aof); err == nil || !strings.Contains(err.Error(), "address already in use") {
+			break
+		}
+	}
 	if err != nil {
-		return fmt.Errorf("cluster: docker: %w", err)
-	}
-	args := []string{"redis-server", "--port", "6379", "--save", "", "--protected-mode", "no", "--loglevel", "warning"}
-	if aof {
-		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
-	} else {
-		args = append(args, "--appendonly", "no")
-	}
-	if d.password != "" {
-		args = append(args, "--requirepass", d.password)
-	}
-	r, err := d.pool.RunWithOptions(&dockertest.RunOptions{
-		Repository:   repo,
-		Tag:          tag,
-		Cmd:          args,
-		ExposedPorts: []string{"6379/tcp"},
-		PortBindings: map[dc.Port][]dc.PortBinding{
-			"6379/tcp": {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}},
-		},
-		Labels: map[string]string{"org.quorumlock.chaos": nodeName(i)},
-	}, func(hc *dc.HostConfig) {
-		hc.AutoRemove = false
-		hc.RestartPolicy = dc.RestartPolicy{Name: "no"}
-	})
-	if err != nil {
-		return fmt.Errorf("cluster: docker: node %d: %w", i, err)
+		return err
 	}
 	d.resources = append(d.resources, r)
 	n := &containerNode{
@@ -136,6 +134,45 @@ func (d *Docker) startNode(ctx context.Context, i int, repo, tag string, aof boo
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return awaitPing(wctx, n.addr)
+}
+
+// runNode creates and starts node i's container, published on a free port
+// of 127.0.0.1; a container that was created but did not start is removed.
+func (d *Docker) runNode(i int, repo, tag string, aof bool) (*dockertest.Resource, int, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, 0, fmt.Errorf("cluster: docker: %w", err)
+	}
+	args := []string{"redis-server", "--port", "6379", "--save", "", "--protected-mode", "no", "--loglevel", "warning"}
+	if aof {
+		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
+	} else {
+		args = append(args, "--appendonly", "no")
+	}
+	if d.password != "" {
+		args = append(args, "--requirepass", d.password)
+	}
+	name := fmt.Sprintf("quorumlock-chaos-%d-%d-%s", os.Getpid(), containers.Add(1), nodeName(i))
+	r, err := d.pool.RunWithOptions(&dockertest.RunOptions{
+		Name:         name,
+		Repository:   repo,
+		Tag:          tag,
+		Cmd:          args,
+		ExposedPorts: []string{"6379/tcp"},
+		PortBindings: map[dc.Port][]dc.PortBinding{
+			"6379/tcp": {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}},
+		},
+		Labels: map[string]string{"org.quorumlock.chaos": nodeName(i)},
+	}, func(hc *dc.HostConfig) {
+		hc.AutoRemove = false
+		hc.RestartPolicy = dc.RestartPolicy{Name: "no"}
+	})
+	if err != nil {
+		// dockertest leaves a container that was created but did not start.
+		_ = d.pool.Client.RemoveContainer(dc.RemoveContainerOptions{ID: name, Force: true, RemoveVolumes: true})
+		return nil, 0, fmt.Errorf("cluster: docker: node %d: %w", i, err)
+	}
+	return r, port, nil
 }
 
 // Backend returns BackendDocker.
