@@ -24,6 +24,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/quorumlock/quorumlock/quorum"
 )
@@ -37,6 +39,11 @@ type acks struct {
 	votes    []quorum.Vote
 	sends    []deferredSend        // one fan-out call per node, sent at its ack
 	later    [][]func(quorum.Vote) // run at node i's ack, with its vote
+
+	// The clean-up of a failed attempt (see cleaning): the nodes whose
+	// clean-up has not returned yet, and cleaned, closed when none is left.
+	uncleaned atomic.Int32
+	cleaned   chan struct{}
 }
 
 // deferredSend is a fan-out's call to a node whose acquire had not returned
@@ -153,6 +160,39 @@ func (a *acks) after(i int, f func(quorum.Vote)) {
 	vote := a.votes[i]
 	a.mu.Unlock()
 	f(vote)
+}
+
+// cleaning starts the count of a failed attempt's clean-up over n nodes
+// and returns what each node's clean-up calls once it returned (its
+// release's reply came, or it needed none). awaitCleanup waits for all.
+func (a *acks) cleaning(n int) func() {
+	a.cleaned = make(chan struct{})
+	a.uncleaned.Store(int32(n))
+	return func() {
+		if a.uncleaned.Add(-1) == 0 {
+			close(a.cleaned)
+		}
+	}
+}
+
+// awaitCleanup waits until the failed attempt's clean-up returned on every
+// node, for at most d, or until ctx ends. The next attempt of the same Lock
+// call goes out after it: sent earlier, it would find this attempt's keys,
+// not yet released, and count them as refusals; and since a failed
+// attempt's release announces nothing, a waiter woken by the release it
+// waited for could then fail and sleep through its whole backoff, the
+// masters free by then.
+func (a *acks) awaitCleanup(ctx context.Context, d time.Duration) {
+	if a == nil || a.cleaned == nil {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-a.cleaned:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // errLateExtend is the vote of an Extend whose master's acquire returned

@@ -45,11 +45,14 @@ func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []str
 		lk.init(l, v, key, keys, token, ttl, fence, start.Add(validity), acks)
 		return lk, acks, nil
 	}
+	cleaned := acks.cleaning(len(l.nodes))
 	for i := range l.nodes {
 		acks.after(i, func(vote quorum.Vote) {
 			if v.releases(vote) { // a failed call may have landed
-				l.release(ctx, v, i, "", keys, token) // announces nothing
+				l.release(ctx, v, i, "", keys, token, cleaned) // announces nothing
+				return
 			}
+			cleaned()
 		})
 	}
 	qerr := l.quorumError(opLock, key, res, err)
@@ -68,11 +71,15 @@ func (l *Locker) giveUp(ctx context.Context, v *variant, key string, keys []stri
 // release sends v's release script to node i, announcing it on channel
 // unless that is "", under a node timeout of its own that ctx's
 // cancellation cannot cut short. It does not wait for the reply: it may run
-// on the goroutine that completed node i's acquire.
-func (l *Locker) release(ctx context.Context, v *variant, i int, channel string, keys []string, token string) {
+// on the goroutine that completed node i's acquire. done, if not nil, runs
+// once the release returned.
+func (l *Locker) release(ctx context.Context, v *variant, i int, channel string, keys []string, token string, done func()) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.nodeTimeout)
 	l.send(rctx, v.release.with(keys, v.releaseArgs(channel, token)...), i, voteFunc(func(i int, vote quorum.Vote) {
 		cancel()
 		l.observeLater(opRelease, i, vote)
+		if done != nil {
+			done()
+		}
 	}))
 }

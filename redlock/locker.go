@@ -155,8 +155,11 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key, token string, ttl
 			l.granted(got)
 			return got, nil
 		}
-		if retry && w.next(ctx, attempts) {
-			continue
+		if retry {
+			acks.awaitCleanup(ctx, l.nodeTimeout)
+			if w.next(ctx, attempts) {
+				continue
+			}
 		}
 		l.giveUp(ctx, v, key, keys, acks)
 		if qerr, ok := aerr.(*QuorumError); ok && retry && qerr.Cause == nil {

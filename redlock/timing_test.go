@@ -242,3 +242,31 @@ func lockThenUnlock(t *testing.T, fakes []*fake) {
 		t.Fatal(err)
 	}
 }
+
+// A Lock call's next attempt goes out only once the failed attempt's
+// releases returned: sent earlier, it finds its own last key on a master
+// and counts it as a refusal. Here another owner holds master 0 for good
+// and master 1 only until just after the first attempt; master 2 grants
+// the first attempt and takes 20ms to release it. The second attempt wins
+// masters 1 and 2 only if it waits for that release; the backoff after it
+// (an hour) leaves no third.
+func TestNextAttemptWaitsForTheLastOnesRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fakes := newFakes(ms, ms, 20*ms)
+		fakes[2].setDelay = ms
+		now := time.Now()
+		fakes[0].keys["k"] = entry{value: "another owner", expireAt: now.Add(time.Hour)}
+		fakes[1].keys["k"] = entry{value: "another owner", expireAt: now.Add(3 * ms / 2)}
+		l := newLocker(t, asNodes(fakes), redlock.Config{NodeTimeout: 50 * ms,
+			Retry: redlock.RetryFunc(func(int) time.Duration { return time.Hour })})
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		lk, err := l.Lock(ctx, "k", time.Minute)
+		if err != nil {
+			t.Fatalf("Lock: %v; the second attempt was refused by the first one's key", err)
+		}
+		if err := lk.Unlock(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
