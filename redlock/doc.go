@@ -14,7 +14,10 @@
 // A failed attempt is released on every master with compare-and-delete, each
 // release sent only after that master's SET has returned, under a context the
 // caller's cancellation cannot cut short. Every attempt uses a fresh random
-// token, so a late release of an earlier attempt never touches a later lock.
+// token, so a late release of an earlier attempt never touches a later lock;
+// Lock's next attempt waits for those releases to return (at most a node
+// timeout), so that it does not find its own last key and count it as a
+// refusal.
 //
 // A Locker is safe for concurrent use; a *Lock is one acquisition, and
 // holds all of that acquisition's state (the Locker shares only its
