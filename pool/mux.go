@@ -480,10 +480,7 @@ func (m *mux) finish(r *request, reply any, err error) {
 		// that gives up just after this check may still see that happen
 		// (a window of a few instructions); scriptsent.go keeps NOSCRIPT
 		// to a SCRIPT FLUSH on a live connection.
-		withSrc := make([]any, len(r.args))
-		withSrc[0] = r.src
-		copy(withSrc[1:], r.args[1:])
-		r.cmd, r.args, r.src = "EVAL", withSrc, ""
+		r.cmd, r.args, r.src = "EVAL", evalArgs(r.src, r.args), ""
 		r.size = sizeOf(r.cmd, r.args)
 		m.submit(r, false)
 		return

@@ -201,8 +201,7 @@ func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any
 	}
 	reply, err := n.do(ctx, "EVALSHA", cmdArgs)
 	if isNoScript(err) {
-		withSrc := append([]any{src}, cmdArgs[1:]...)
-		reply, err = n.do(ctx, "EVAL", withSrc)
+		reply, err = n.do(ctx, "EVAL", evalArgs(src, cmdArgs))
 	}
 	return reply, n.wrap(ctx, err)
 }

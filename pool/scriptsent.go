@@ -46,8 +46,15 @@ func (s *scriptsSent) wire(r *request) (string, []any) {
 		clear(*s)
 	}
 	(*s)[hash] = struct{}{}
-	args := make([]any, len(r.args))
-	args[0] = r.src
-	copy(args[1:], r.args[1:])
-	return "EVAL", args
+	return "EVAL", evalArgs(r.src, r.args)
+}
+
+// evalArgs turns an EVALSHA argument list (digest, key count, keys,
+// arguments) into EVAL's, with src in the digest's place, in a new slice:
+// the list may be shared by other Nodes' calls.
+func evalArgs(src string, shaArgs []any) []any {
+	args := make([]any, len(shaArgs))
+	args[0] = src
+	copy(args[1:], shaArgs[1:])
+	return args
 }

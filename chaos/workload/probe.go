@@ -409,21 +409,23 @@ func (p *prober) lateNoScript(ctx context.Context) error {
 	// Client A sends both scripts once, so that its connections send them
 	// by digest (EVALSHA) from then on; then the masters forget them, and
 	// a plain lock, whose acquire is a SET, gets the release script back.
-	for _, l := range []*redlock.Locker{p.a.Locker, p.a.plain} {
+	cycle := func(l *redlock.Locker) error {
 		lctx, cancel := context.WithTimeout(ctx, ReleaseTimeout)
+		defer cancel()
 		lk, err := l.TryLock(lctx, key+"-scripts", probeTTL)
 		if err == nil {
 			err = lk.Unlock(lctx)
 		}
-		cancel()
-		if err != nil {
-			return harness(err)
-		}
-		if l == p.a.Locker {
-			if err := p.e.direct.do(ctx, "SCRIPT", "FLUSH"); err != nil {
-				return err
-			}
-		}
+		return err
+	}
+	if err := cycle(p.a.Locker); err != nil {
+		return harness(err)
+	}
+	if err := p.e.direct.do(ctx, "SCRIPT", "FLUSH"); err != nil {
+		return err
+	}
+	if err := cycle(p.a.plain); err != nil {
+		return harness(err)
 	}
 	const slow = 0 // one master: a minority
 	if err := p.links(ctx, p.a, fault.Slow, probeSlow, slow); err != nil {
