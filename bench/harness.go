@@ -150,6 +150,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		h.servers = append(h.servers, s)
 	}
 
+	var run stealMeter
+	run.begin()
 	var err error
 	for _, n := range opts.Nodes {
 		if err = h.healthy(ctx, n); err != nil {
@@ -164,6 +166,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	r.Targets = r.Evaluate()
 	r.WallSeconds = time.Since(r.Started).Seconds()
 	r.Env.LoadEnd = loadavg()
+	run.end()
+	r.Env.StealPercent = run.percent()
 	return r, err
 }
 
@@ -286,6 +290,7 @@ func (h *harness) latency(ctx context.Context, cs []contender, n int) error {
 		first                 string
 		hung                  bool
 		goroutines            int
+		steal                 stealMeter
 	}
 	lat := map[string]*latAcc{}
 	err := h.turns(ctx, cs, Latency, n, o.Latency, func(c contender, round int, d time.Duration) {
@@ -305,7 +310,9 @@ func (h *harness) latency(ctx context.Context, cs []contender, n int) error {
 		var before, after runtime.MemStats
 		stop := sampleGoroutines(len(ms))
 		runtime.ReadMemStats(&before)
+		a.steal.begin()
 		res := cycles(ms, d, o.HangAfter, nil, true)
+		a.steal.end()
 		runtime.ReadMemStats(&after)
 		a.goroutines = max(a.goroutines, stop())
 		h.logf("N=%d latency    %-18s round %d: %d cycles", n, c.im.Name, round, res.cycles)
@@ -330,7 +337,8 @@ func (h *harness) latency(ctx context.Context, cs []contender, n int) error {
 		if a == nil {
 			continue
 		}
-		row := LatencyRow{Impl: c.im.Name, Nodes: n, Dist: distOf(a.hist), Errors: a.errs, FirstError: a.first, Hung: a.hung, Goroutines: a.goroutines}
+		row := LatencyRow{Impl: c.im.Name, Nodes: n, Dist: distOf(a.hist), Errors: a.errs, FirstError: a.first, Hung: a.hung, Goroutines: a.goroutines,
+			StealPercent: a.steal.percent()}
 		if a.cycles > 0 {
 			row.AllocsPerCycle = float64(a.mallocs) / float64(a.cycles)
 			row.BytesPerCycle = float64(a.byts) / float64(a.cycles)

@@ -39,7 +39,7 @@ func TestHarnessShort(t *testing.T) {
 		for _, n := range nodes {
 			if im.Supports(bench.Latency, n) {
 				row := find(t, r.Latency, "latency", func(x bench.LatencyRow) bool { return x.Impl == im.Name && x.Nodes == n })
-				if !row.Hung && (row.Count <= 0 || row.P50 <= 0 || row.AllocsPerCycle <= 0) {
+				if !row.Hung && (row.Count <= 0 || row.P50 <= 0 || row.AllocsPerCycle <= 0 || row.StealPercent == nil) {
 					t.Errorf("latency %s N=%d: %+v", im.Name, n, row)
 				}
 			}
@@ -78,6 +78,9 @@ func TestHarnessShort(t *testing.T) {
 			}
 		}
 	}
+	if s := r.Env.StealPercent; s == nil || *s < 0 || *s > 100 {
+		t.Errorf("CPU steal over the run: %v, want a percentage", s)
+	}
 	if len(r.Targets) == 0 {
 		t.Error("no targets evaluated")
 	}
@@ -104,7 +107,7 @@ func TestHarnessShort(t *testing.T) {
 	if err := r.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"(a) ", "(b) ", "(c) ", "(d) ", "targets", bench.Ours, bench.Redsync, bench.Redislock, bench.Raw} {
+	for _, want := range []string{"(a) ", "(b) ", "(c) ", "(d) ", "targets", "CPU steal", bench.Ours, bench.Redsync, bench.Redislock, bench.Raw} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q", want)
 		}

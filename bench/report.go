@@ -36,6 +36,10 @@ type Env struct {
 	// numbers.
 	LoadStart string `json:"load_start,omitempty"`
 	LoadEnd   string `json:"load_end,omitempty"`
+	// StealPercent is the share of the CPUs' time that the hypervisor
+	// gave to other guests over the run (steal.go), in percent; absent
+	// where /proc/stat is not.
+	StealPercent *float64 `json:"steal_pct,omitempty"`
 }
 
 // ImplInfo names an implementation and says how it was configured.
@@ -59,6 +63,9 @@ type LatencyRow struct {
 	// caller's while it worked (sampled every millisecond).
 	Goroutines int  `json:"goroutines"`
 	Hung       bool `json:"hung"`
+	// StealPercent is the CPU steal during the row's turns, in percent
+	// (see Env.StealPercent).
+	StealPercent *float64 `json:"steal_pct,omitempty"`
 }
 
 // ThroughputRow is scenario (b): lock+unlock cycles per second from

@@ -16,6 +16,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(b, "quorumlock benchmarks: %s %s/%s, %d CPUs, %s\n", e.GoVersion, e.GOOS, e.GOARCH, e.NumCPU, e.Redis)
 	fmt.Fprintf(b, "started %s, wall %s, load average %s at the start, %s at the end\n", r.Started.Format(time.RFC3339),
 		(time.Duration(r.WallSeconds * float64(time.Second))).Round(time.Second), e.LoadStart, e.LoadEnd)
+	if e.StealPercent != nil {
+		fmt.Fprintf(b, "CPU steal (the hypervisor running other guests) over the run: %s of the CPUs' time\n", percent(e.StealPercent))
+	}
 	b.WriteString("ours/x: quorumlock's value divided by the row's (times, allocations: below 1 is better; rates: above 1 is better)\n")
 
 	section := func(title, header string) *tabwriter.Writer {
@@ -25,14 +28,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return tw
 	}
 
-	tw := section("(a) uncontended lock+unlock, 1 goroutine, µs; (e) allocations per cycle; goroutines: the most the library ran beside the caller's",
-		"N\timpl\tcycles\tp50\tp90\tp99\tp99.9\tmax\terrors\tallocs\tbytes\tgoroutines\tours/x p50\tp99\tallocs\t")
+	tw := section("(a) uncontended lock+unlock, 1 goroutine, µs; (e) allocations per cycle; goroutines: the most the library ran beside the caller's;\n"+
+		"    steal: the CPU steal during the row's turns",
+		"N\timpl\tcycles\tp50\tp90\tp99\tp99.9\tmax\terrors\tallocs\tbytes\tgoroutines\tsteal\tours/x p50\tp99\tallocs\t")
 	for i := range r.Latency {
 		row := &r.Latency[i]
 		o := r.latency(Ours, row.Nodes)
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.0f\t%d\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.0f\t%d\t%s\t%s\t%s\t%s\t\n",
 			row.Nodes, row.Impl, row.Count, us(row.P50), us(row.P90), us(row.P99), us(row.P999), us(row.Max),
-			errs(row.Errors, row.Hung), row.AllocsPerCycle, row.BytesPerCycle, row.Goroutines,
+			errs(row.Errors, row.Hung), row.AllocsPerCycle, row.BytesPerCycle, row.Goroutines, percent(row.StealPercent),
 			ratio(o, row, func(x *LatencyRow) float64 { return x.P50 }),
 			ratio(o, row, func(x *LatencyRow) float64 { return x.P99 }),
 			ratio(o, row, func(x *LatencyRow) float64 { return x.AllocsPerCycle }))
@@ -128,6 +132,14 @@ func us(v float64) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return fmt.Sprintf("%.0f", v)
+}
+
+// percent formats a share in percent, or "-" when unknown.
+func percent(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", *p)
 }
 
 // errs formats an error count, or "hung".
