@@ -24,7 +24,10 @@
 //     the library runs beside the caller's;
 //
 // each for N = 1, 3 and 5 masters. Implementations take turns in rotating
-// order (Options.Rounds) so that a noisy machine does not favour one.
+// order (Options.Rounds, and more, shorter turns for the latency:
+// Options.LatencyRounds) so that a noisy machine does not favour one; the
+// report records the CPU steal of the run and of each latency row, the
+// time the hypervisor gave to other guests.
 // A turn that overruns its duration by Options.HangAfter is reported as
 // hung, its fault is lifted so the stuck calls return, and the run goes on.
 //

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -76,6 +77,14 @@ func TestHarnessShort(t *testing.T) {
 					return x.Impl == im.Name && x.Nodes == n && x.Fault == fault
 				})
 			}
+		}
+	}
+	// The latency scenario takes LatencyRounds turns per implementation,
+	// the others Rounds.
+	for sc, want := range map[string]int{"latency": r.Options.LatencyRounds, "throughput": r.Options.Rounds * (len(r.Options.Goroutines) + 1)} {
+		turns := regexp.MustCompile(`(?m)^N=1 `+sc+` +`+bench.Ours+` +round \d+:`).FindAllString(log.String(), -1)
+		if len(turns) != want {
+			t.Errorf("%d %s turns of %s at N=1, want %d", len(turns), sc, bench.Ours, want)
 		}
 	}
 	if s := r.Env.StealPercent; s == nil || *s < 0 || *s > 100 {

@@ -32,6 +32,7 @@ func run() error {
 		impls   = flag.String("impls", "", "comma-separated implementations to run (default all)")
 		quiet   = flag.Bool("q", false, "no progress log")
 		rounds  = flag.Int("rounds", 0, "turns per implementation in each measurement (0: default)")
+		lrounds = flag.Int("latency-rounds", 0, "turns per implementation in the latency measurement (0: default)")
 		latency = flag.Duration("latency", 0, "scenario (a) duration per implementation and N (0: default)")
 		tput    = flag.Duration("throughput", 0, "scenario (b) duration per implementation, N and goroutine count (0: default)")
 		contend = flag.Duration("contention", 0, "scenario (c) duration per implementation and N (0: default)")
@@ -74,6 +75,9 @@ func run() error {
 	set((*int64)(&opts.HangAfter), int64(*hang))
 	if *rounds > 0 {
 		opts.Rounds = *rounds
+	}
+	if *lrounds > 0 {
+		opts.LatencyRounds = *lrounds
 	}
 	opts.Log = os.Stderr
 	if *quiet {
