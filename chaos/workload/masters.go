@@ -104,20 +104,16 @@ type reading struct {
 func (m *masters) read(ctx context.Context, t target) []reading {
 	out := make([]reading, len(m.pools))
 	var wg sync.WaitGroup
-	for i, p := range m.pools {
+	for i := range m.pools {
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(ctx, ReadTimeout)
-			defer cancel()
-			c, err := p.GetContext(ctx)
-			if err != nil {
-				return
-			}
-			defer c.Close()
-			ms, err := redis.Int64(remainingScript.DoContext(ctx, c, t.key, t.mode, t.member))
-			if err != nil {
-				return
-			}
-			out[i] = reading{known: true, held: ms >= 0, left: time.Duration(ms) * time.Millisecond, at: time.Now()}
+			m.on(ctx, i, func(ctx context.Context, c redis.Conn) error {
+				ms, err := redis.Int64(remainingScript.DoContext(ctx, c, t.key, t.mode, t.member))
+				if err != nil {
+					return err // unknown
+				}
+				out[i] = reading{known: true, held: ms >= 0, left: time.Duration(ms) * time.Millisecond, at: time.Now()}
+				return nil
+			})
 		})
 	}
 	wg.Wait()
@@ -126,22 +122,28 @@ func (m *masters) read(ctx context.Context, t target) []reading {
 
 // do runs one command on every master, one after another.
 func (m *masters) do(ctx context.Context, cmd string, args ...any) error {
-	for i, p := range m.pools {
-		if err := func() error {
-			ctx, cancel := context.WithTimeout(ctx, ReadTimeout)
-			defer cancel()
-			c, err := p.GetContext(ctx)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			_, err = redis.DoContext(c, ctx, cmd, args...)
+	for i := range m.pools {
+		err := m.on(ctx, i, func(ctx context.Context, c redis.Conn) error {
+			_, err := redis.DoContext(c, ctx, cmd, args...)
 			return err
-		}(); err != nil {
+		})
+		if err != nil {
 			return fmt.Errorf("workload: %s on master %d: %w", cmd, i, err)
 		}
 	}
 	return nil
+}
+
+// on runs fn with a connection to master i, all of it within ReadTimeout.
+func (m *masters) on(ctx context.Context, i int, fn func(ctx context.Context, c redis.Conn) error) error {
+	ctx, cancel := context.WithTimeout(ctx, ReadTimeout)
+	defer cancel()
+	c, err := m.pools[i].GetContext(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return fn(ctx, c)
 }
 
 // quorumExpiry is, from readings sent at sent, the latest time by which
