@@ -9,7 +9,7 @@
 // It prints the tables, with quorumlock's ratios and the targets, to
 // standard output (JSON instead with -json), writes an SVG plot of latency
 // against N (-svg), and logs its progress to standard error. At the default
-// durations a run takes about three minutes on two CPUs; -short runs every
+// durations a run takes about eight minutes on two CPUs; -short runs every
 // scenario in seconds, with numbers that mean little.
 //
 // Flags:
@@ -20,6 +20,7 @@
 //	-nodes 1,3,5     the N to measure
 //	-impls list      the implementations to run (default all)
 //	-rounds n        turns per implementation in each measurement
+//	-latency-rounds n  turns per implementation in the latency scenario
 //	-latency, -throughput, -contention, -degraded, -hang durations
 //	-from file.json  render a report saved with -json instead of running
 //	-q               no progress log
