@@ -30,6 +30,8 @@
 // time the hypervisor gave to other guests.
 // A turn that overruns its duration by Options.HangAfter is reported as
 // hung, its fault is lifted so the stuck calls return, and the run goes on.
+// Its calls' context ends halfway there, so a Lock that retries until its
+// context ends and then returns counts as an error, not as a hang.
 //
 // Run returns a Report, which writes itself as text tables with
 // quorumlock's ratios against every other row (WriteTable), as JSON

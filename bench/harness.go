@@ -61,7 +61,9 @@ type Options struct {
 	// default 2s.
 	Degraded time.Duration `json:"degraded_ns"`
 	// HangAfter is how long past its duration a turn may run before it is
-	// reported as hung; default 5s.
+	// reported as hung; default 5s. The turn's calls get a context that
+	// ends halfway (see drive): a call still running then has outlived its
+	// context by HangAfter/2.
 	HangAfter time.Duration `json:"hang_after_ns"`
 	// Settings are given to every implementation alike.
 	Settings Settings `json:"settings"`

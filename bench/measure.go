@@ -83,16 +83,19 @@ type run struct {
 }
 
 // drive runs body on g goroutines until d has passed, and waits for them.
-// Each body gets a context that ends hangAfter after d, its index and the
+// Each body gets a context that ends hangAfter/2 after d, its index and the
 // end time, and must return soon after the end time. If they have not all
 // returned hangAfter after d, drive reports the run as hung, calls unstick
 // (if set: it lifts the fault the calls are stuck on), and waits hangAfter
 // more before it gives up on them; returned says whether they all returned
-// in the end, so that what they recorded may be read.
+// in the end, so that what they recorded may be read. A call that keeps
+// retrying until its context ends, and then returns, is therefore an
+// error, not a hang: only a call that outlives its context by hangAfter/2
+// is one.
 func drive(g int, d, hangAfter time.Duration, unstick func(), body func(ctx context.Context, i int, end time.Time)) (elapsed time.Duration, hung, returned bool) {
 	start := time.Now()
 	end := start.Add(d)
-	ctx, cancel := context.WithDeadline(context.Background(), end.Add(hangAfter))
+	ctx, cancel := context.WithDeadline(context.Background(), end.Add(hangAfter/2))
 	defer cancel()
 	var wg sync.WaitGroup
 	for i := range g {
@@ -172,7 +175,7 @@ func merge(hs []*hdrhistogram.Histogram) *hdrhistogram.Histogram {
 
 // contend runs len(ms) clients on one key for d: each waits for the lock
 // (until the end of the run at most), holds it for hold, and unlocks. Until
-// the first acquisition the clients wait up to hangAfter longer, so that a
+// the first acquisition the clients wait up to hangAfter/2 longer, so that a
 // slow start still measures something. It returns each client's
 // acquisitions, the merged wait times of the acquisitions, and how many
 // Lock calls failed while the client's context still allowed waiting.
