@@ -162,8 +162,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		h.servers = append(h.servers, s)
 	}
 
-	var run stealMeter
-	run.begin()
+	var steal stealMeter // over the whole run
+	steal.begin()
 	var err error
 	for _, n := range opts.Nodes {
 		if err = h.healthy(ctx, n); err != nil {
@@ -178,8 +178,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	r.Targets = r.Evaluate()
 	r.WallSeconds = time.Since(r.Started).Seconds()
 	r.Env.LoadEnd = loadavg()
-	run.end()
-	r.Env.StealPercent = run.percent()
+	steal.end()
+	r.Env.StealPercent = steal.percent()
 	return r, err
 }
 
