@@ -92,7 +92,7 @@ type request struct {
 	m    *mux
 }
 
-var requests = sync.Pool{New: func() any { return &request{ch: make(chan struct{}, 1)} }}
+var requests = &sync.Pool{New: func() any { return &request{ch: make(chan struct{}, 1)} }}
 
 func newRequest(ctx context.Context, cmd string, args []any, src string, done Completion) *request {
 	r := requests.Get().(*request)
@@ -179,7 +179,12 @@ func (m *mux) do(ctx context.Context, cmd string, args []any, src string) (any, 
 	if err := ctx.Err(); err != nil {
 		return nil, err // never sent: a call whose context ended sends nothing
 	}
-	r := newRequest(ctx, cmd, args, src, nil)
+	return m.await(newRequest(ctx, cmd, args, src, nil))
+}
+
+// await sends r, a waiting caller's request, and waits for its reply or
+// for r.ctx.
+func (m *mux) await(r *request) (any, error) {
 	m.submit(r, true)
 	if mc := r.solo; mc != nil {
 		m.readSolo(mc, r, nil) // completes r, or hands it back when ctx ends
@@ -187,8 +192,8 @@ func (m *mux) do(ctx context.Context, cmd string, args []any, src string) (any, 
 	select {
 	case <-r.ch:
 		return r.recycle()
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	case <-r.ctx.Done():
+		return nil, r.ctx.Err()
 	}
 }
 
@@ -321,6 +326,14 @@ func (m *mux) enqueue(mc *muxConn, r *request, own bool) error {
 // within directBytes; past that, flush hands the writing to the writer
 // goroutine (one kick per hand-over: kick never blocks), which may wait for
 // room.
+//
+// self is the caller's own only in the first batch, the one it is in
+// (it was queued last, on a connection nobody was writing): once written,
+// an asynchronous call may complete, and its request go to the next
+// caller's command, which a later batch must not take for the caller's
+// own. A Do caller's command taken for it would be read solo by nobody
+// (the Do caller looked for a solo read when its submit returned), and
+// the connection's reader would wait for the read token for ever.
 func (m *mux) flush(mc *muxConn, direct bool, self *request) {
 	for {
 		mc.mu.Lock()
@@ -352,6 +365,10 @@ func (m *mux) flush(mc *muxConn, direct bool, self *request) {
 		}
 		mc.mu.Unlock()
 		ok := m.writeBatch(mc, batch, self)
+		if batchWritten != nil {
+			batchWritten(mc, self)
+		}
+		self = nil
 		clear(batch)
 		mc.mu.Lock()
 		mc.spare = batch[:0]
@@ -364,6 +381,10 @@ func (m *mux) flush(mc *muxConn, direct bool, self *request) {
 		}
 	}
 }
+
+// batchWritten, when a test sets it, runs after each batch that flush
+// wrote, with the self of that batch.
+var batchWritten func(mc *muxConn, self *request)
 
 // quietBeforeCheck is how long a connection on which no command is in
 // flight must have gone without a reply before the writer checks it

@@ -67,9 +67,15 @@ func (in *Injector) Apply(ctx context.Context, f Fault) error {
 	if f.Node < 0 || f.Node >= len(in.nodes) {
 		return fmt.Errorf("fault: %s: no node %d", f, f.Node)
 	}
-	a := Applied{Fault: f, Start: time.Since(in.base)}
+	begun := time.Since(in.base)
 	note, err := in.apply(ctx, f)
-	a.End, a.Note = time.Since(in.base), note
+	return in.logged(f, begun, note, err)
+}
+
+// logged logs f, applied from begun until now with the note and error of
+// its application, and returns the error prefixed with f.
+func (in *Injector) logged(f Fault, begun time.Duration, note string, err error) error {
+	a := Applied{Fault: f, Start: begun, End: time.Since(in.base), Note: note}
 	if err != nil {
 		err = fmt.Errorf("fault: %s: %w", f, err)
 		a.Err = err.Error()
@@ -254,31 +260,6 @@ func (in *Injector) Record(f Fault, start, end time.Duration, note string) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.log = append(in.log, Applied{Fault: f, Start: start, End: end, Note: note})
-}
-
-// Run applies the faults of s in order, each at its offset from now or, when
-// the faults before it took longer than planned (a container can take
-// seconds to start), right after them. Faults are applied one at a time, so
-// that at no moment are more of them in force than the schedule has at
-// that point of its order: a slow start never overlaps the next kill. Run
-// returns when every fault is applied or ctx ends; it returns the errors of
-// the faults that failed (they are in the log too), not ctx's.
-func (in *Injector) Run(ctx context.Context, s Schedule) error {
-	start := time.Now()
-	var errs []error
-	for _, f := range s {
-		t := time.NewTimer(time.Until(start.Add(f.At)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return errors.Join(errs...)
-		case <-t.C:
-		}
-		if err := in.Apply(ctx, f); err != nil && ctx.Err() == nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // HealAll ends every fault the injector left in place: it resumes paused

@@ -137,20 +137,25 @@ func (x *Echoes) Probe(ctx context.Context, e *Env, rounds int) error {
 				}))
 				cancel() // before Async reads the first reply
 			})
-			late := time.NewTimer(echoProbeBound)
+			// Both replies are due within the bound: each call still
+			// pending then counts as a reply out of step (its connection
+			// is stuck), and the probe goes on.
+			late, stopLate := context.WithTimeout(ctx, echoProbeBound)
 			for range 2 {
 				var r [2]string
 				select {
 				case r = <-replies:
-				case <-late.C: // a call left pending: the connection is stuck
+				case <-late.Done():
+					if ctx.Err() != nil {
+						stopLate()
+						link.Heal()
+						return ctx.Err()
+					}
 					r = [2]string{fmt.Sprintf("probe:%d:%d", c, i), fmt.Sprintf("no completion within %v", echoProbeBound)}
-				case <-ctx.Done():
-					link.Heal()
-					return ctx.Err()
 				}
 				x.count(c, n.Addr(), r[0], r[1], r[1] != "")
 			}
-			late.Stop()
+			stopLate()
 		}
 		link.Heal()
 	}

@@ -1,0 +1,83 @@
+package pool
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/internal/redisproc"
+	"github.com/quorumlock/quorumlock/internal/redistest"
+)
+
+// An asynchronous call's request goes back to the pool when it completes,
+// which may happen while its caller's flush still writes what others
+// queued: the pool may then hand it to a Do caller whose command that
+// flush writes next. The flush must not take that command for its
+// caller's own and read it solo: nobody would, the reader would wait for
+// the read token for ever, and the Do call and every command after it on
+// the connection would get no reply.
+func TestFlushTakesNoRecycledRequestForItsOwn(t *testing.T) {
+	// A pool of this test's own, so that the request handed on by hand
+	// below, put back twice, goes nowhere else.
+	saved := requests
+	requests = &sync.Pool{New: saved.New}
+	t.Cleanup(func() { requests = saved })
+	completed := make(chan error, 1)
+	handedOn := make(chan error, 1)
+	var armed atomic.Bool // for the DoAsync below
+	var n *Node
+	var ctx context.Context
+	// Set before the node starts its goroutines, cleared after they end.
+	batchWritten = func(mc *muxConn, self *request) {
+		if self == nil || !armed.CompareAndSwap(true, false) {
+			return
+		}
+		if err := <-completed; err != nil { // self is back in the pool
+			handedOn <- err
+			return
+		}
+		// The pool hands self to a Do caller: its command is queued
+		// behind this flush's first batch, as the next batch.
+		self.ctx, self.cmd, self.args = ctx, "ECHO", []any{"handed on"}
+		self.size = sizeOf(self.cmd, self.args)
+		go func() {
+			reply, err := n.mux.await(self)
+			if err == nil && string(reply.([]byte)) != "handed on" {
+				t.Errorf("the handed-on Do got %q", reply)
+			}
+			handedOn <- err
+		}()
+		for queued := 0; queued == 0; {
+			mc.mu.Lock()
+			queued = len(mc.queue)
+			mc.mu.Unlock()
+			if queued == 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Millisecond):
+				}
+			}
+		}
+	}
+	t.Cleanup(func() { batchWritten = nil })
+	srv := redistest.Start(t, 1, redisproc.Options{})[0]
+	n = New(Config{Addr: srv.Addr(), StallTimeout: time.Minute})
+	t.Cleanup(func() { n.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if _, err := n.Do(ctx, "PING"); err != nil { // dialed, and idle
+		t.Fatal(err)
+	}
+
+	armed.Store(true)
+	n.DoAsync(ctx, "ECHO", []any{"first"}, CompletionFunc(func(reply any, err error) { completed <- err }))
+	if err := <-handedOn; err != nil {
+		t.Fatalf("the Do call queued behind the first batch: %v", err)
+	}
+	if got, err := n.Do(ctx, "ECHO", "after"); err != nil || string(got.([]byte)) != "after" {
+		t.Fatalf("the next call on the connection: %q, %v", got, err)
+	}
+}
