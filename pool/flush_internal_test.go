@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/interleave"
 	"github.com/quorumlock/quorumlock/internal/redisproc"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 )
@@ -24,31 +25,40 @@ func TestFlushTakesNoRecycledRequestForItsOwn(t *testing.T) {
 	saved := requests
 	requests = &sync.Pool{New: saved.New}
 	t.Cleanup(func() { requests = saved })
+	srv := redistest.Start(t, 1, redisproc.Options{})[0]
+	n := New(Config{Addr: srv.Addr(), StallTimeout: time.Minute})
+	t.Cleanup(func() { n.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if _, err := n.Do(ctx, "PING"); err != nil { // dialed, and idle
+		t.Fatal(err)
+	}
+
 	completed := make(chan error, 1)
+	first := newRequest(ctx, "ECHO", []any{"first"}, "", CompletionFunc(func(_ any, err error) { completed <- err }))
 	handedOn := make(chan error, 1)
-	var armed atomic.Bool // for the DoAsync below
-	var n *Node
-	var ctx context.Context
-	// Set before the node starts its goroutines, cleared after they end.
-	batchWritten = func(mc *muxConn, self *request) {
-		if self == nil || !armed.CompareAndSwap(true, false) {
+	var armed atomic.Bool // for first's flush only
+	interleave.SetAfterOwnWrite(func() {
+		if !armed.CompareAndSwap(true, false) {
 			return
 		}
-		if err := <-completed; err != nil { // self is back in the pool
+		if err := <-completed; err != nil { // first is back in the pool
 			handedOn <- err
 			return
 		}
-		// The pool hands self to a Do caller: its command is queued
-		// behind this flush's first batch, as the next batch.
-		self.ctx, self.cmd, self.args = ctx, "ECHO", []any{"handed on"}
-		self.size = sizeOf(self.cmd, self.args)
+		// The pool hands first's request to a Do caller: its command is
+		// queued behind this flush's first batch, as the next batch.
+		r := first
+		r.ctx, r.cmd, r.args = ctx, "ECHO", []any{"handed on"}
+		r.size = sizeOf(r.cmd, r.args)
 		go func() {
-			reply, err := n.mux.await(self)
+			reply, err := n.mux.await(r)
 			if err == nil && string(reply.([]byte)) != "handed on" {
 				t.Errorf("the handed-on Do got %q", reply)
 			}
 			handedOn <- err
 		}()
+		mc := n.mux.cur.Load()
 		for queued := 0; queued == 0; {
 			mc.mu.Lock()
 			queued = len(mc.queue)
@@ -61,19 +71,11 @@ func TestFlushTakesNoRecycledRequestForItsOwn(t *testing.T) {
 				}
 			}
 		}
-	}
-	t.Cleanup(func() { batchWritten = nil })
-	srv := redistest.Start(t, 1, redisproc.Options{})[0]
-	n = New(Config{Addr: srv.Addr(), StallTimeout: time.Minute})
-	t.Cleanup(func() { n.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	if _, err := n.Do(ctx, "PING"); err != nil { // dialed, and idle
-		t.Fatal(err)
-	}
+	})
+	t.Cleanup(func() { interleave.SetAfterOwnWrite(nil) })
 
 	armed.Store(true)
-	n.DoAsync(ctx, "ECHO", []any{"first"}, CompletionFunc(func(reply any, err error) { completed <- err }))
+	n.mux.submit(first, true) // as DoAsync does
 	if err := <-handedOn; err != nil {
 		t.Fatalf("the Do call queued behind the first batch: %v", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/quorumlock/quorumlock/internal/interleave"
 )
 
 // The pipelined side of a Node (the default; see Config.Pooled): every
@@ -365,8 +367,8 @@ func (m *mux) flush(mc *muxConn, direct bool, self *request) {
 		}
 		mc.mu.Unlock()
 		ok := m.writeBatch(mc, batch, self)
-		if batchWritten != nil {
-			batchWritten(mc, self)
+		if self != nil {
+			interleave.AfterOwnWrite()
 		}
 		self = nil
 		clear(batch)
@@ -381,10 +383,6 @@ func (m *mux) flush(mc *muxConn, direct bool, self *request) {
 		}
 	}
 }
-
-// batchWritten, when a test sets it, runs after each batch that flush
-// wrote, with the self of that batch.
-var batchWritten func(mc *muxConn, self *request)
 
 // quietBeforeCheck is how long a connection on which no command is in
 // flight must have gone without a reply before the writer checks it

@@ -19,6 +19,10 @@ type Defect struct {
 	// Scenarios are the short scenarios expected to catch it; only these
 	// run, unless the runner is asked for all of them.
 	Scenarios []string
+	// Runs is how many times its scenarios run (go test -count), at most:
+	// the first failure ends them. 0 means once. A defect whose path opens
+	// by chance, not by a probe, needs a few.
+	Runs int
 	// Note says how its scenarios catch the defect (the probe or the
 	// workload that opens its path); the report prints it when the defect
 	// was missed.

@@ -103,6 +103,19 @@ func Defects() []Defect {
 			Note:      "the replies-in-step check of safe-plain and safe-fair: ECHO calls beside the lock cycles, read by their callers on idle connections, given up at short timeouts on paused and slow masters",
 		},
 		{
+			Name: "flush-keeps-self",
+			Description: "a caller's flush takes a command of a later batch for its own when the request is the same: " +
+				"its own, completed and recycled meanwhile for another caller (pool/mux.go)",
+			Edits: []Edit{{File: "pool/mux.go",
+				Anchor:  "\t\t\tinterleave.AfterOwnWrite()\n\t\t}\n\t\tself = nil\n",
+				Replace: "\t\t\tinterleave.AfterOwnWrite()\n\t\t}\n"}},
+			Scenarios: []string{"safe-plain", "safe-fair"},
+			Runs:      4, // each pair of runs meets the interleaving about 3 times in 4
+			Note: "the workload stretches the point after a caller's own write (interleave), so that its lock call's reply comes back and " +
+				"its request goes to an ECHO Do queued behind it; the connection then stops answering, which the replies-in-step check finds " +
+				"when every link must answer at the end",
+		},
+		{
 			Name:        "failed-extend-keeps-until",
 			Description: "a failed, late or in-flight Extend leaves Until as it was, though its shorter TTL may have landed",
 			Edits: []Edit{

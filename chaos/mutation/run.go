@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -114,7 +115,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	r := &runner{cfg: cfg, dir: dir}
-	rep.Baseline = r.run(ctx, "baseline", r.scenarios(Defect{}))
+	rep.Baseline = r.run(ctx, baseline, r.scenarios(Defect{}), 1)
 	if rep.Baseline.Outcome != Missed {
 		rep.Elapsed = time.Since(start)
 		return rep, ctx.Err()
@@ -127,7 +128,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return rep, err
 		}
-		res := r.run(ctx, d.Name, r.scenarios(d))
+		res := r.run(ctx, d.Name, r.scenarios(d), max(d.Runs, 1))
 		res.Defect = d
 		rep.Results = append(rep.Results, res)
 		if err := restore(); err != nil {
@@ -160,21 +161,24 @@ func (r *runner) scenarios(d Defect) []string {
 	return slices.Compact(all)
 }
 
-// run runs the short scenarios of the copy, on the local backend, and
-// judges the outcome.
-func (r *runner) run(ctx context.Context, name string, scenarios []string) Result {
+// baseline is the name of the run without a defect.
+const baseline = "baseline"
+
+// run runs the short scenarios of the copy, on the local backend, up to
+// runs times, and judges the outcome.
+func (r *runner) run(ctx context.Context, name string, scenarios []string, runs int) Result {
 	res := Result{Scenarios: scenarios, Log: filepath.Join(r.dir, "mutation-"+name+".log")}
 	if r.cfg.Progress != nil {
 		fmt.Fprintf(r.cfg.Progress, "mutation: %-28s running %s\n", name, orAll(scenarios))
 	}
 	start := time.Now()
-	out, err := r.goTest(ctx, scenarios)
+	out, err := r.goTest(ctx, scenarios, runs)
 	res.Elapsed = time.Since(start)
 	os.WriteFile(res.Log, out, 0o644)
 	res.Failed, res.Outcome, res.Detail = judge(out, err, scenarios)
 	if r.cfg.Progress != nil {
 		outcome := string(res.Outcome)
-		if name == "baseline" && res.Outcome == Missed {
+		if name == baseline && res.Outcome == Missed {
 			outcome = "pass" // as the report says: nothing failed
 		}
 		fmt.Fprintf(r.cfg.Progress, "mutation: %-28s %s %s in %v\n", name, outcome,
@@ -197,11 +201,12 @@ func Pattern(scenarios []string) string {
 	return p + "^(" + strings.Join(quoted, "|") + ")$"
 }
 
-// goTest runs `go test` on the scenarios of the copy's chaos module.
-func (r *runner) goTest(ctx context.Context, scenarios []string) ([]byte, error) {
+// goTest runs `go test` on the scenarios of the copy's chaos module, runs
+// times over (-failfast ends them at the first failure).
+func (r *runner) goTest(ctx context.Context, scenarios []string, runs int) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-failfast", "-v",
+	cmd := exec.CommandContext(ctx, "go", "test", "-count="+strconv.Itoa(runs), "-failfast", "-v",
 		"-timeout", r.cfg.Timeout.String(), "-run", Pattern(scenarios), "./scenario")
 	cmd.Dir = filepath.Join(r.dir, "chaos")
 	cmd.Env = append(os.Environ(), "QUORUMLOCK_CHAOS_DOCKER=0")

@@ -109,7 +109,8 @@ func echoFanOut(ctx context.Context, n *pool.Node, token string, timeout time.Du
 // idle connection, starts a second ECHO behind it, and is cancelled before
 // it reads its reply, so that the connection's reader, holding the second
 // command, must read the first reply first. Both replies are counted as
-// the workload's ECHO calls are. The link is healed at the end.
+// the workload's ECHO calls are. The link is healed at the end. Then every
+// link of every client must answer (everyLinkAnswers).
 func (x *Echoes) Probe(ctx context.Context, e *Env, rounds int) error {
 	for c := range e.clients {
 		link := e.Net.Link(c, 0)
@@ -159,8 +160,43 @@ func (x *Echoes) Probe(ctx context.Context, e *Env, rounds int) error {
 		}
 		link.Heal()
 	}
+	x.everyLinkAnswers(ctx, e)
 	return nil
 }
+
+// everyLinkAnswers checks, once every fault is healed, that each client's
+// connection to each master still answers an ECHO: a connection whose
+// replies nobody reads any more (the transport lost its read turn) fails
+// no call, it only leaves every call on it unanswered. A link gets
+// linkTries calls, since the first call on a connection that a restart
+// closed may be lost; one that answers none counts as a reply out of step.
+func (x *Echoes) everyLinkAnswers(ctx context.Context, e *Env) {
+	for c := range e.clients {
+		for j, n := range e.nodes[c] {
+			token := fmt.Sprintf("link:%d:%d", c, j)
+			var err error
+			for range linkTries {
+				cctx, cancel := context.WithTimeout(ctx, linkWait)
+				var reply string
+				reply, err = redis.String(n.Do(cctx, "ECHO", token))
+				cancel()
+				if err == nil {
+					x.count(c, n.Addr(), token, reply, true)
+					break
+				}
+			}
+			if err != nil {
+				x.count(c, n.Addr(), token, fmt.Sprintf("no reply in %d tries of %v (last: %v)", linkTries, linkWait, err), true)
+			}
+		}
+	}
+}
+
+// linkTries and linkWait bound everyLinkAnswers' calls on one link.
+const (
+	linkTries = 3
+	linkWait  = time.Second
+)
 
 // echoProbeLatency is how late Probe's replies come: long enough for the
 // reader to take the second command before the first read is given up.

@@ -76,8 +76,10 @@ type Env struct {
 
 // NewEnv puts proxies in front of the nodes of c and creates the clients. The
 // timeline starts now. Close releases the proxies and connections (not the
-// cluster).
+// cluster). From then on, the library's interleaving points stretch (see
+// stretch.go), in the whole process.
 func NewEnv(c cluster.Cluster, cfg EnvConfig) (*Env, error) {
+	stretchPoints()
 	if cfg.Clients <= 0 {
 		cfg.Clients = 1
 	}
