@@ -91,18 +91,14 @@ func (in *Injector) step(ctx context.Context, st runStep) error {
 		return fmt.Errorf("fault: %s: no node %d", r.f, r.f.Node)
 	case !st.start:
 		r.begun = time.Since(in.base)
-		in.setState(r.f.Node, true, false)
-		if err := in.nodes[r.f.Node].Kill(ctx); err != nil {
+		if _, err := in.apply(ctx, Fault{Kind: Kill, Node: r.f.Node}); err != nil {
 			return in.logged(r.f, r.begun, "", err)
 		}
 		r.killed = true
 		return nil
 	case r.killed:
 		r.killed = false
-		err := in.nodes[r.f.Node].Start(ctx)
-		if err == nil {
-			in.setState(r.f.Node, false, false)
-		}
+		_, err := in.apply(ctx, Fault{Kind: Start, Node: r.f.Node})
 		return in.logged(r.f, r.begun, "", err)
 	}
 	return nil // the kill failed, and was logged

@@ -128,18 +128,14 @@ func (m *masters) awaitNoRegistration(ctx context.Context, key string, within ti
 	expiries := "{" + key + "}:fair:expiry"
 	for deadline := time.Now().Add(within); time.Now().Before(deadline); {
 		live := 0
-		for _, p := range m.pools {
-			rctx, cancel := context.WithTimeout(ctx, ReadTimeout)
-			c, err := p.GetContext(rctx)
-			if err == nil {
-				var n int
-				n, err = redis.Int(liveRegistrations.DoContext(rctx, c, expiries))
-				c.Close()
+		for i := range m.pools {
+			err := m.on(ctx, i, func(ctx context.Context, c redis.Conn) error {
+				n, err := redis.Int(liveRegistrations.DoContext(ctx, c, expiries))
 				live += n
-			}
-			cancel()
+				return err
+			})
 			if err != nil {
-				live++
+				live++ // unknown: not known to be free
 			}
 		}
 		if live == 0 {
