@@ -30,9 +30,14 @@ func TestFlushTakesNoRecycledRequestForItsOwn(t *testing.T) {
 	t.Cleanup(func() { n.Close() })
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	if _, err := n.Do(ctx, "PING"); err != nil { // dialed, and idle
+	if _, err := n.Do(ctx, "PING"); err != nil { // dialed
 		t.Fatal(err)
 	}
+	// The writer goroutine wrote the PING, which waited for the dial, and
+	// may not have given the writing up yet: the first call below must
+	// find nobody writing, or that goroutine writes it, not its caller.
+	mc := n.mux.cur.Load()
+	awaitQueue(ctx, t, mc, func(queued int, writing bool) bool { return !writing })
 
 	completed := make(chan error, 1)
 	first := newRequest(ctx, "ECHO", []any{"first"}, "", CompletionFunc(func(_ any, err error) { completed <- err }))
@@ -42,7 +47,13 @@ func TestFlushTakesNoRecycledRequestForItsOwn(t *testing.T) {
 		if !armed.CompareAndSwap(true, false) {
 			return
 		}
-		if err := <-completed; err != nil { // first is back in the pool
+		var err error
+		select {
+		case err = <-completed: // first is back in the pool
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		if err != nil {
 			handedOn <- err
 			return
 		}
@@ -58,28 +69,40 @@ func TestFlushTakesNoRecycledRequestForItsOwn(t *testing.T) {
 			}
 			handedOn <- err
 		}()
-		mc := n.mux.cur.Load()
-		for queued := 0; queued == 0; {
-			mc.mu.Lock()
-			queued = len(mc.queue)
-			mc.mu.Unlock()
-			if queued == 0 {
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(time.Millisecond):
-				}
-			}
-		}
+		awaitQueue(ctx, t, mc, func(queued int, writing bool) bool { return queued > 0 })
 	})
 	t.Cleanup(func() { interleave.SetAfterOwnWrite(nil) })
 
 	armed.Store(true)
 	n.mux.submit(first, true) // as DoAsync does
-	if err := <-handedOn; err != nil {
-		t.Fatalf("the Do call queued behind the first batch: %v", err)
+	select {
+	case err := <-handedOn:
+		if err != nil {
+			t.Fatalf("the Do call queued behind the first batch: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the first call's flush never came past its own write")
 	}
 	if got, err := n.Do(ctx, "ECHO", "after"); err != nil || string(got.([]byte)) != "after" {
 		t.Fatalf("the next call on the connection: %q, %v", got, err)
+	}
+}
+
+// awaitQueue waits until mc's queue and writing flag, read under its lock,
+// satisfy cond, and fails t when ctx ends first.
+func awaitQueue(ctx context.Context, t *testing.T, mc *muxConn, cond func(queued int, writing bool) bool) {
+	for {
+		mc.mu.Lock()
+		ok := cond(len(mc.queue), mc.writing)
+		mc.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Errorf("the connection's queue: %v", ctx.Err())
+			return
+		case <-time.After(time.Millisecond):
+		}
 	}
 }
