@@ -64,12 +64,20 @@ func NewInjector(c cluster.Cluster, net *netfault.Net, base time.Time) *Injector
 
 // Apply applies f now (f.At is ignored) and logs it.
 func (in *Injector) Apply(ctx context.Context, f Fault) error {
-	if f.Node < 0 || f.Node >= len(in.nodes) {
-		return fmt.Errorf("fault: %s: no node %d", f, f.Node)
+	if err := in.noNode(f); err != nil {
+		return err
 	}
 	begun := time.Since(in.base)
 	note, err := in.apply(ctx, f)
 	return in.logged(f, begun, note, err)
+}
+
+// noNode is the error of f when its node is none of the injector's, or nil.
+func (in *Injector) noNode(f Fault) error {
+	if f.Node < 0 || f.Node >= len(in.nodes) {
+		return fmt.Errorf("fault: %s: no node %d", f, f.Node)
+	}
+	return nil
 }
 
 // logged logs f, applied from begun until now with the note and error of

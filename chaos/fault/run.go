@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 )
@@ -84,12 +83,10 @@ func (in *Injector) step(ctx context.Context, st runStep) error {
 	switch {
 	case r == nil:
 		return in.Apply(ctx, st.f)
-	case r.f.Node < 0 || r.f.Node >= len(in.nodes):
-		if st.start {
-			return nil // refused at the kill
-		}
-		return fmt.Errorf("fault: %s: no node %d", r.f, r.f.Node)
 	case !st.start:
+		if err := in.noNode(r.f); err != nil {
+			return err // and the start step does nothing
+		}
 		r.begun = time.Since(in.base)
 		if _, err := in.apply(ctx, Fault{Kind: Kill, Node: r.f.Node}); err != nil {
 			return in.logged(r.f, r.begun, "", err)
@@ -101,7 +98,7 @@ func (in *Injector) step(ctx context.Context, st runStep) error {
 		_, err := in.apply(ctx, Fault{Kind: Start, Node: r.f.Node})
 		return in.logged(r.f, r.begun, "", err)
 	}
-	return nil // the kill failed, and was logged
+	return nil // the kill failed (and was logged) or was refused
 }
 
 // cutOff logs the restarts of steps whose kill went in and whose start the

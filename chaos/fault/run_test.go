@@ -108,3 +108,17 @@ func TestRunEndsWithinARestartsDelay(t *testing.T) {
 		t.Errorf("after HealAll: %v", err)
 	}
 }
+
+// TestRunRefusesARestartOfNoNode checks that a restart of a node the
+// injector does not have is refused at its kill, as Apply refuses any
+// fault of such a node, and that its start step then does nothing.
+func TestRunRefusesARestartOfNoNode(t *testing.T) {
+	_, _, in := runSetup(t)
+	err := in.Run(t.Context(), fault.Schedule{{At: 0, Kind: fault.Restart, Node: 7, Arg: time.Millisecond}})
+	if err == nil || !strings.Contains(err.Error(), "no node 7") {
+		t.Errorf("Run = %v, want the error of no node 7", err)
+	}
+	if log := in.Log(); len(log) != 0 {
+		t.Errorf("log %v, want nothing logged", log)
+	}
+}
