@@ -11,6 +11,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/quorumlock/quorumlock/internal/interleave"
+	"github.com/quorumlock/quorumlock/nodekit"
 )
 
 // The pipelined side of a Node (the default; see Config.Pooled): every
@@ -57,8 +58,7 @@ import (
 // (idleChecker; a restart while idle is the common case), and the commands
 // it took are then handed back unsent; so are the commands still queued,
 // unwritten, on a connection that broke. An EVALSHA answered NOSCRIPT ran
-// nothing, and goes again as EVAL unless its caller gave up; the first of
-// each script on a connection goes as EVAL at once (scriptsent.go).
+// nothing, and goes again as EVAL, also when its caller gave up.
 
 // muxQueue bounds the commands waiting for the writer and those written
 // and waiting for their replies, per connection: beyond the bound, a
@@ -76,12 +76,15 @@ var errBusy = errors.New("too many commands waiting for the connection")
 // caller took the reply; one whose waiting caller gave up is left to the
 // collector, since the pipeline may still hold it.
 type request struct {
-	cmd   string
-	args  []any
-	src   string          // with EVALSHA: the script, sent as EVAL after NOSCRIPT
-	ctx   context.Context // bounds waiting for a dial, and any resend
-	tries int             // resends so far
-	size  int64           // about its bytes on the wire (see sizeOf)
+	cmd  string
+	args []any
+	src  string          // with EVALSHA: the script, sent as EVAL after NOSCRIPT
+	ctx  context.Context // bounds waiting for a dial, and any resend
+	// fallback: the EVAL after a NOSCRIPT, which goes out whatever ctx
+	// does (see finish); set before it is submitted again.
+	fallback bool
+	tries    int   // resends so far
+	size     int64 // about its bytes on the wire (see sizeOf)
 	// done, if set, completes the request (an asynchronous call);
 	// otherwise reply and err are set and ch gets one send.
 	done  Completion
@@ -89,9 +92,8 @@ type request struct {
 	err   error
 	ch    chan struct{} // buffered 1
 	// solo is the connection on which the caller reads r's reply itself
-	// (solo.go); m is r's mux then.
+	// (solo.go).
 	solo *muxConn
-	m    *mux
 }
 
 var requests = &sync.Pool{New: func() any { return &request{ch: make(chan struct{}, 1)} }}
@@ -150,7 +152,6 @@ type muxConn struct {
 	inflight    atomic.Int64  // their sizes (see size)
 	answered    atomic.Int64  // when its last reply was read (sinceStart), 0 before
 	refs        atomic.Int32  // its goroutines and callers writing on it; the last drains
-	scripts     scriptsSent   // the writer's (scriptsent.go)
 
 	mu      sync.Mutex
 	failed  bool
@@ -189,7 +190,7 @@ func (m *mux) do(ctx context.Context, cmd string, args []any, src string) (any, 
 func (m *mux) await(r *request) (any, error) {
 	m.submit(r, true)
 	if mc := r.solo; mc != nil {
-		m.readSolo(mc, r, nil) // completes r, or hands it back when ctx ends
+		m.readSolo(mc, r) // completes r, or hands it back when ctx ends
 	}
 	select {
 	case <-r.ch:
@@ -267,7 +268,7 @@ func (m *mux) watch(a *dialAttempt) {
 	m.mu.Unlock()
 	for i, r := range waiting {
 		waiting[i] = nil
-		switch err := r.ctx.Err(); {
+		switch err := r.ended(); {
 		case a.err != nil:
 			m.finish(r, nil, a.err)
 		case err != nil:
@@ -431,8 +432,7 @@ func (m *mux) writeBatch(mc *muxConn, batch []*request, self *request) bool {
 	}
 	solo := idle && self != nil && len(batch) == 1 && batch[0] == self && mc.mayReadSolo()
 	for i, r := range batch {
-		cmd, args := mc.scripts.wire(r)
-		if err := mc.c.Send(cmd, args...); err != nil {
+		if err := mc.c.Send(r.cmd, r.args...); err != nil {
 			m.fail(mc, err)
 			if solo {
 				mc.token <- struct{}{}
@@ -486,21 +486,17 @@ func (m *mux) toReader(mc *muxConn, r *request) bool {
 }
 
 // finish completes r with reply and err, unless r goes out again: an
-// EVALSHA the master did not know as EVAL, while r's caller still waits
-// (see below), or an unsent command on a fresh connection (resend).
+// EVALSHA the master did not know as EVAL (see below), or an unsent
+// command on a fresh connection (resend).
 func (m *mux) finish(r *request, reply any, err error) {
-	if r.src != "" && isNoScript(err) && r.ctx.Err() == nil {
-		// NOSCRIPT: the master ran nothing; send the source. The EVAL
-		// goes behind whatever was written meanwhile, so not for a
-		// caller that gave up: redlock sends a release behind an acquire
-		// whose node timeout passed (its context ended), trusting this
-		// connection's order, and a late EVAL of that acquire would run
-		// after the release and hold the key until its TTL. A caller
-		// that gives up just after this check may still see that happen
-		// (a window of a few instructions); scriptsent.go keeps NOSCRIPT
-		// to a SCRIPT FLUSH on a live connection.
-		r.cmd, r.args, r.src = "EVAL", evalArgs(r.src, r.args), ""
+	if r.src != "" && isNoScript(err) {
+		// NOSCRIPT: the master ran nothing; send the source, also when
+		// the caller gave up: every script redlock sends may land late
+		// (a release must), and the EVAL must go out even then. It is no
+		// resend, and not bound by the caller's context any more.
+		r.cmd, r.args, r.src = "EVAL", nodekit.EvalArgs(r.src, r.args), ""
 		r.size = sizeOf(r.cmd, r.args)
+		r.fallback = true
 		m.submit(r, false)
 		return
 	}
@@ -524,14 +520,22 @@ func (m *mux) resend(r *request, err error) bool {
 	if err == nil {
 		return false
 	}
-	ctx, tries := r.ctx, r.tries
 	var notSent notSentError
-	if tries < maxUnsent && errors.As(err, &notSent) && ctx.Err() == nil {
+	if r.tries < maxUnsent && errors.As(err, &notSent) && r.ended() == nil {
 		r.tries++
 		m.submit(r, false)
 		return true
 	}
 	return false
+}
+
+// ended is r's context's error, while r's context bounds its sending: not
+// for the EVAL after a NOSCRIPT, which goes out whatever the caller does.
+func (r *request) ended() error {
+	if r.fallback {
+		return nil
+	}
+	return r.ctx.Err()
 }
 
 // recycle returns a waited-for r's result and puts r back for reuse.
@@ -569,7 +573,7 @@ func (m *mux) install(c *conn) error {
 	}
 	var fails []failed
 	for _, r := range m.waiting {
-		switch err := r.ctx.Err(); {
+		switch err := r.ended(); {
 		case err != nil:
 			fails = append(fails, failed{r, err})
 		case len(mc.queue) >= muxQueue:

@@ -5,10 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/quorumlock/quorumlock/nodekit"
 )
 
 // Config configures one Redis master. Only Addr is required; every other
@@ -194,15 +195,20 @@ func (n *Node) Eval(ctx context.Context, hash, src string, keys []string, args .
 // arguments. It only reads cmdArgs, so one list can serve many nodes at
 // once (redlock builds it once per fan-out). src is sent, with EVAL, only
 // when the server does not know the script.
+//
+// A script that the master answers NOSCRIPT goes again as EVAL even when
+// ctx ended meanwhile: in the pipelined mode its reply is read whatever
+// the caller does; with Config.Pooled the call runs on a goroutine of its
+// own, which the caller leaves when ctx ends, bounded by ctx's deadline
+// plus Config.StallTimeout (nodekit.EvalDetached). So a release answered
+// NOSCRIPT after its caller's deadline (a master restarted, or its script
+// cache flushed) still runs.
 func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error) {
 	if n.mux != nil {
 		reply, err := n.mux.do(ctx, "EVALSHA", cmdArgs, src) // EVAL after NOSCRIPT
 		return reply, n.wrap(ctx, err)
 	}
-	reply, err := n.do(ctx, "EVALSHA", cmdArgs)
-	if isNoScript(err) {
-		reply, err = n.do(ctx, "EVAL", evalArgs(src, cmdArgs))
-	}
+	reply, err := nodekit.EvalDetached(ctx, n.cfg.StallTimeout, n.run, src, cmdArgs)
 	return reply, n.wrap(ctx, err)
 }
 
@@ -246,11 +252,6 @@ func (n *Node) DoAsync(ctx context.Context, cmd string, args []any, done Complet
 	n.mux.start(ctx, cmd, args, "", done)
 }
 
-// InOrder reports whether calls reach the master in the order they were
-// made (redlock.AsyncNode): true in the pipelined mode, one connection;
-// false with Config.Pooled, where each call has a connection of its own.
-func (n *Node) InOrder() bool { return n.mux != nil }
-
 // EvalPreparedAsync is EvalPrepared completed by callback, as DoAsync is.
 func (n *Node) EvalPreparedAsync(ctx context.Context, src string, cmdArgs []any, done Completion) {
 	if n.mux == nil {
@@ -259,6 +260,9 @@ func (n *Node) EvalPreparedAsync(ctx context.Context, src string, cmdArgs []any,
 	}
 	n.mux.start(ctx, "EVALSHA", cmdArgs, src, done)
 }
+
+// run is do as a nodekit.Runner.
+func (n *Node) run(ctx context.Context, cmd string, args []any) (any, error) { return n.do(ctx, cmd, args) }
 
 // do sends one command through the pipeline, or on a pooled connection.
 func (n *Node) do(ctx context.Context, cmd string, args []any) (any, error) {
@@ -274,8 +278,8 @@ func (n *Node) do(ctx context.Context, cmd string, args []any) (any, error) {
 }
 
 func isNoScript(err error) bool {
-	rerr, ok := err.(redis.Error)
-	return ok && strings.HasPrefix(string(rerr), "NOSCRIPT")
+	_, ok := err.(redis.Error)
+	return ok && nodekit.IsNoScript(err)
 }
 
 // wrap keeps Redis error replies as they are (so that callers can match

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/quorumlock/quorumlock/internal/assist"
 )
 
 // Solo reads. The reply to a command usually reaches its caller through
@@ -13,9 +12,8 @@ import (
 // round trip: the reader is woken when the command is handed to it and
 // again when the reply arrives, and then it wakes the caller. When a
 // caller writes its own command, alone, on an idle connection, it reads
-// the reply itself instead, as a client with a connection per call would:
-// a Do caller always, an asynchronous call when the goroutine that waits
-// for it takes the read (assist.Waiter, a fan-out of one).
+// the reply itself instead, as a client with a connection per call would
+// (a Do caller: redlock calls a single master that way).
 //
 // Replies are still read by one goroutine at a time and in the order the
 // commands were written. Whoever reads holds mc.token: the reader goroutine
@@ -53,44 +51,24 @@ func (mc *muxConn) mayReadSolo() bool {
 	}
 }
 
-// goSolo makes r, written on mc whose token the caller holds, a solo read:
-// a Do caller reads it when submit returns; an asynchronous call's waiter,
-// if it accepts the offer. It reports false when nobody will read r.
+// goSolo makes r, written on mc whose token the caller holds, a solo read,
+// which its Do caller makes when submit returns. It reports false for an
+// asynchronous call, whose reply the reader reads.
 func (m *mux) goSolo(mc *muxConn, r *request) bool {
-	r.solo, r.m = mc, m
+	if r.done != nil {
+		return false
+	}
+	r.solo = mc
 	mc.refs.Add(1) // mc's commands are drained only once the read ends
-	if r.done == nil {
-		return true
-	}
-	if w := assist.From(r.ctx); w != nil && w.Offer(r.ctx, r) {
-		return true
-	}
-	r.solo, r.m = nil, nil
-	mc.refs.Add(-1) // the caller's own reference is still held
-	return false
-}
-
-// ReadReply implements assist.Reader for a solo read that a waiter took.
-func (r *request) ReadReply(stop context.Context) {
-	r.m.readSolo(r.solo, r, stop)
+	return true
 }
 
 // readSolo reads r's reply on mc on the caller's goroutine and completes
-// r, or hands the read back to mc's reader when r's context or stop ends
-// first.
-func (m *mux) readSolo(mc *muxConn, r *request, stop context.Context) {
+// r, or hands the read back to mc's reader when r's context ends first.
+func (m *mux) readSolo(mc *muxConn, r *request) {
 	defer m.release(mc)
-	r.solo, r.m = nil, nil
-	// A Do caller's context may end at any time; an asynchronous call's is
-	// a fan-out's node context, which ends at its deadline, and stop is
-	// its waiter's.
+	r.solo = nil
 	watch, giveUpAt := r.ctx, deadlineOf(r.ctx)
-	if stop != nil {
-		watch = stop
-		if d := deadlineOf(stop); !d.IsZero() && (giveUpAt.IsZero() || d.Before(giveUpAt)) {
-			giveUpAt = d
-		}
-	}
 	var (
 		reply any
 		err   error

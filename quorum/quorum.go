@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-multierror"
-	"github.com/quorumlock/quorumlock/internal/assist"
-	"github.com/quorumlock/quorumlock/internal/serial"
 )
 
 // Vote is one node's answer.
@@ -28,7 +26,8 @@ type Vote struct {
 // passed.
 var ErrNoAnswer = errors.New("quorum: no answer within the node timeout")
 
-// Result is the outcome of one Do as it stood when the outcome was decided.
+// Result is the outcome of one fan-out as it stood when the outcome was
+// decided.
 type Result struct {
 	// Votes holds each node's vote by index; a node that had not answered
 	// when the outcome was decided has the zero Vote and Answered false.
@@ -48,8 +47,8 @@ func (r *Result) OK() bool { return r.Yes >= r.Need }
 func (r *Result) Pending() int { return len(r.Votes) - r.Yes - r.No - r.Failed }
 
 // Err aggregates the failed nodes' errors in node order, each prefixed with
-// label(i) (or "node i" when label is nil), into a *multierror.Error. It
-// returns nil when no node failed.
+// label(i) (or "node i" when label is nil), into a *multierror.Error whose
+// message is one line. It returns nil when no node failed.
 func (r *Result) Err(label func(i int) string) error {
 	var all *multierror.Error
 	for i, v := range r.Votes {
@@ -95,13 +94,7 @@ func (r *Result) decided() bool {
 }
 
 func (r *Result) record(i int, v Vote) {
-	if r.Answered[i] {
-		return
-	}
 	r.Answered[i] = true
-	if v.Err != nil {
-		v.Yes = false
-	}
 	r.Votes[i] = v
 	switch {
 	case v.Err != nil:
@@ -113,76 +106,28 @@ func (r *Result) record(i int, v Vote) {
 	}
 }
 
-// smallN is the node count up to which a Result's votes live in one
-// allocation with it.
-const smallN = 8
-
-// resultStore holds a Result and, for small n, its votes.
-type resultStore struct {
-	res      Result
-	votes    [smallN]Vote
-	answered [smallN]bool
-	nodes    [smallN]nodeState
-	state    []nodeState // per node, for Async
-}
-
-// nodeState is what Async knows of one node's call beyond its vote.
-type nodeState uint8
-
-const (
-	returned nodeState = 1 << iota // its vote was reported
-	timedOut                       // it had not answered at the timeout
-)
-
-// init sets up st.res for n nodes.
-func (st *resultStore) init(n, need int) {
-	if n > smallN {
-		st.res = Result{Votes: make([]Vote, n), Answered: make([]bool, n), Need: need}
-		st.state = make([]nodeState, n)
-		return
-	}
-	st.res = Result{Votes: st.votes[:n], Answered: st.answered[:n], Need: need}
-	st.state = st.nodes[:n]
-}
-
-// Options configure one Do or Async.
+// Options configure one fan-out.
 type Options struct {
 	// Need is how many yes votes decide success: 1 <= Need <= n.
 	Need int
 	// Timeout bounds the node calls: one timer per fan-out, started when
 	// the calls are. A node that has not answered by then counts as failed
 	// with ErrNoAnswer, even if its call does not honour its context. 0
-	// means no bound but the deadline of Do's context, which the node
-	// calls' context keeps (without its cancellation).
+	// means no bound but the deadline of the caller's context, which the
+	// node calls' context keeps (without its cancellation).
 	Timeout time.Duration
-	// Then, if set, runs right after node i's call returned (Do) or
-	// reported its vote (Async), on that goroutine, also when Do has
-	// returned already. It is the place for follow-up work that must not
-	// overtake the call on that node. With Async it may run on a
-	// connection's reader goroutine: it must not block.
-	//
-	// With ThenAtTimeout, Then also runs, with ErrNoAnswer, for each node
-	// that had not answered when the timeout passed, on the timer's
-	// goroutine; such a node's Then runs again when its call returns.
-	Then          func(i int, v Vote)
-	ThenAtTimeout bool
-	// Failed, if set, is told of every node whose vote failed, once: on
-	// Do's goroutine before Do returns for the votes in its Result (those
-	// that timed out included, with ErrNoAnswer), and for a call that
-	// fails, or has not answered at the timeout, after the outcome was
-	// decided, on a goroutine of this package that runs such reports one
-	// after the other, never on the goroutine that completed the call. A
-	// call reported with ErrNoAnswer is not reported again when it fails
-	// later.
-	Failed func(i int, err error)
 }
 
-// Done takes the votes of one fan-out's calls (see Async): Vote(i, v)
-// reports node i's vote. It must be called exactly once per node, from any
-// goroutine, also before the start function returned. It never blocks
-// beyond a short critical section, and runs Options.Then.
+// Done takes the votes of one fan-out's calls (see Async).
 type Done interface {
-	Vote(i int, v Vote)
+	// Vote reports node i's vote; it must be called exactly once per node,
+	// from any goroutine, also before the start function returned. It
+	// never blocks beyond a short critical section. It reports whether the
+	// vote is part of the fan-out's Result: counted while the outcome was
+	// open, or already recorded as ErrNoAnswer at the timeout. A vote that
+	// comes after the outcome was decided is not (it is late): its caller
+	// alone knows of it.
+	Vote(i int, v Vote) (counted bool)
 }
 
 // Do calls call(ctx_i, i) for every i in [0, n), each in a goroutine of its
@@ -190,8 +135,8 @@ type Done interface {
 // values of ctx but not its cancellation, and ends after opts.Timeout.
 //
 // If ctx ends before the outcome is decided, Do returns the votes so far and
-// ctx.Err(). Do returns an error without calling anything for n < 1 or a Need
-// outside [1, n].
+// ctx.Err(); the calls go on. Do returns an error without calling anything
+// for n < 1 or a Need outside [1, n].
 func Do(ctx context.Context, n int, opts Options, call func(ctx context.Context, i int) Vote) (*Result, error) {
 	return Async(ctx, n, opts, func(ctx context.Context, i int, done Done) {
 		go func() { done.Vote(i, call(ctx, i)) }()
@@ -203,20 +148,15 @@ func Do(ctx context.Context, n int, opts Options, call func(ctx context.Context,
 // reports its vote with done.Vote(i, vote). Votes are counted as they arrive,
 // under one lock and one timer per fan-out, and Async starts no goroutine:
 // a node that never answers costs its pending call, not a parked goroutine.
-// start runs on Async's goroutine, for i in order; it must not block.
-// ctx_i is as in Do; a start that needs to wait (for a connection, say)
-// hands the wait to a goroutine bounded by ctx_i. With n = 1, ctx_i is an
-// assist.Waiter: a transport may have Async read the call's reply itself
-// (see Offer), which saves waking a goroutine per call.
+// start runs on Async's goroutine, for i in order; it must not block. The
+// calls are started even when ctx has ended already: whether to send
+// anything then is the caller's decision.
 func Async(ctx context.Context, n int, opts Options, start func(ctx context.Context, i int, done Done)) (*Result, error) {
 	if n < 1 || opts.Need < 1 || opts.Need > n {
 		return nil, fmt.Errorf("quorum: need %d of %d nodes", opts.Need, n)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	f := &fanout{n: n, opts: opts, wake: make(chan struct{}, 1)}
-	f.st.init(n, opts.Need)
+	f := &fanout{n: n, wake: make(chan struct{}, 1)}
+	f.init(n, opts.Need)
 	// One context for all the node calls (f.nctx): they start together,
 	// so they share a deadline, and one timer ends it. The last vote
 	// stops the timer.
@@ -231,20 +171,10 @@ func Async(ctx context.Context, n int, opts Options, start func(ctx context.Cont
 		f.timer = time.AfterFunc(time.Until(f.deadline), f.expire)
 		f.mu.Unlock()
 	}
-	f.starting = true // before the calls start: nothing else has seen f
 	for i := range n {
 		start(&f.nctx, i, f)
 	}
-	f.mu.Lock()
-	f.starting = false
-	solo := f.solo
-	f.solo = nil
-	f.mu.Unlock()
-	if solo != nil {
-		solo.ReadReply(ctx) // the only call's reply, read here (see Offer)
-	}
-
-	res := &f.st.res
+	res := &f.res
 	var err error
 	select {
 	case <-f.wake: // decided, or the timeout
@@ -253,134 +183,89 @@ func Async(ctx context.Context, n int, opts Options, start func(ctx context.Cont
 	}
 	f.mu.Lock()
 	f.over = true
-	switch {
-	case res.decided():
-		err = nil
-	case f.expired:
-		for i := range res.Answered {
-			if !res.Answered[i] {
-				res.record(i, Vote{Err: ErrNoAnswer})
-			}
-		}
+	if res.decided() || f.expired {
 		err = nil
 	}
 	f.mu.Unlock()
-	if opts.Failed != nil {
-		for i, v := range res.Votes {
-			if res.Answered[i] && v.Err != nil {
-				opts.Failed(i, v.Err)
-			}
-		}
-	}
 	return res, err
 }
+
+// smallN is the node count up to which a Result's votes live in one
+// allocation with the fan-out.
+const smallN = 8
 
 // fanout is the state of one Async.
 type fanout struct {
 	n    int
-	opts Options
 	nctx nodeCtx
-	wake chan struct{} // gets one send once st.res is decided or the timeout passed
+	wake chan struct{} // gets one send once res is decided or the timeout passed
 
 	deadline    time.Time
 	hasDeadline bool
 
 	mu       sync.Mutex
-	st       resultStore
+	res      Result
+	votes    [smallN]Vote
+	answered [smallN]bool
 	returned int           // votes reported
-	over     bool          // Async returned: st.res no longer changes
-	woken    bool          // wake is closed
+	over     bool          // Async returned: res no longer changes
+	woken    bool          // wake was sent to
 	timer    *time.Timer   // ends nctx at deadline; nil without one
 	expired  bool          // the deadline passed
 	ended    chan struct{} // nctx.Done(), made on demand
-	starting bool          // Async's goroutine runs the start functions
-	solo     assist.Reader // the reply Async reads itself, offered while starting
 }
 
-// Offer implements assist.Waiter: a fan-out of one call reads that call's
-// reply on Async's goroutine, which would otherwise only wait to be woken
-// by the goroutine reading it. It accepts one offer, made while the calls
-// start, for a call started with the fan-out's own node context, whose end
-// is its deadline (so the reader needs no cancellation of its own);
-// Async's ctx stops the read early.
-func (f *fanout) Offer(ctx context.Context, r assist.Reader) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.n != 1 || !f.starting || f.solo != nil || ctx != context.Context(&f.nctx) {
-		return false
+// init sets up f.res for n nodes.
+func (f *fanout) init(n, need int) {
+	if n > smallN {
+		f.res = Result{Votes: make([]Vote, n), Answered: make([]bool, n), Need: need}
+		return
 	}
-	f.solo = r
-	return true
+	f.res = Result{Votes: f.votes[:n], Answered: f.answered[:n], Need: need}
 }
 
-// Vote counts node i's vote while the outcome is open; a vote that comes
-// later is late, and reported through lateReports if it failed.
-func (f *fanout) Vote(i int, v Vote) {
+// Vote implements Done: it counts node i's vote while the outcome is open.
+func (f *fanout) Vote(i int, v Vote) bool {
 	if v.Err != nil {
 		v.Yes = false
 	}
-	res := &f.st.res
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.returned++
-	f.st.state[i] |= returned
 	if f.returned == f.n && f.timer != nil {
 		f.timer.Stop() // every vote is in: nothing is left to time out
 	}
-	late := false
-	if !res.Answered[i] && f.st.state[i]&timedOut == 0 { // else reported as ErrNoAnswer
-		if f.over || res.decided() {
-			late = v.Err != nil
-		} else {
-			res.record(i, v)
-			if res.decided() {
-				f.wakeLocked()
-			}
-		}
+	switch {
+	case f.res.Answered[i]: // recorded as ErrNoAnswer at the timeout
+		return true
+	case f.over || f.res.decided():
+		return false
 	}
-	f.mu.Unlock()
-	if late && f.opts.Failed != nil {
-		failed, err := f.opts.Failed, v.Err
-		lateReports.Go(func() { failed(i, err) })
+	f.res.record(i, v)
+	if f.res.decided() {
+		f.wakeLocked()
 	}
-	if f.opts.Then != nil {
-		f.opts.Then(i, v)
-	}
+	return true
 }
 
-// expire is the timer's: the node calls' context ends. The nodes that
-// have not answered are marked as timed out: once Async has returned, they
-// are reported to Failed with ErrNoAnswer here, and with ThenAtTimeout
-// Then hears of them.
+// expire is the timer's: the node calls' context ends, and, while the
+// outcome is open, the nodes that have not answered count as failed with
+// ErrNoAnswer.
 func (f *fanout) expire() {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.expired = true
 	if f.ended != nil {
 		close(f.ended)
 	}
+	if !f.over && !f.res.decided() {
+		for i, answered := range f.res.Answered {
+			if !answered {
+				f.res.record(i, Vote{Err: ErrNoAnswer})
+			}
+		}
+	}
 	f.wakeLocked()
-	var pending []int
-	var buf [smallN]int
-	report := f.over && f.opts.Failed != nil
-	for i, st := range f.st.state {
-		if st&returned != 0 {
-			continue
-		}
-		f.st.state[i] |= timedOut
-		if pending == nil {
-			pending = buf[:0]
-		}
-		pending = append(pending, i)
-	}
-	f.mu.Unlock()
-	for _, i := range pending {
-		if report && !f.st.res.Answered[i] { // Answered no longer changes: over
-			failed := f.opts.Failed
-			lateReports.Go(func() { failed(i, ErrNoAnswer) })
-		}
-		if f.opts.ThenAtTimeout && f.opts.Then != nil {
-			f.opts.Then(i, Vote{Err: ErrNoAnswer})
-		}
-	}
 }
 
 func (f *fanout) wakeLocked() {
@@ -431,18 +316,6 @@ func (c *nodeCtx) Err() error {
 	return nil
 }
 
-func (c *nodeCtx) Value(key any) any {
-	if key == assist.Key {
-		return c.f
-	}
-	return c.parent.Value(key)
-}
+func (c *nodeCtx) Value(key any) any { return c.parent.Value(key) }
 
 func (c *nodeCtx) String() string { return "quorum.nodeContext" }
-
-// lateReports runs the reports of late failures on a goroutine of its own,
-// in order: such a report never runs on the goroutine that completed the
-// call (a connection's reader), and a burst of them (every call pending on
-// a master that froze) costs one goroutine, which exits when the queue is
-// empty.
-var lateReports serial.Queue

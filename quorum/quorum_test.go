@@ -130,37 +130,6 @@ func TestDoContextEnds(t *testing.T) {
 	})
 }
 
-func TestThenRunsAfterEachCall(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var calls, thens [3]atomic.Int32
-		delays := []time.Duration{1 * ms, 2 * ms, 10 * ms}
-		res, err := quorum.Do(t.Context(), 3, quorum.Options{Need: 2, Timeout: 50 * ms, Then: func(i int, v quorum.Vote) {
-			if calls[i].Load() != 1 {
-				t.Errorf("Then(%d) ran before its call returned", i)
-			}
-			thens[i].Add(1)
-		}}, func(ctx context.Context, i int) quorum.Vote {
-			time.Sleep(delays[i])
-			calls[i].Add(1)
-			return yes
-		})
-		if err != nil || !res.OK() {
-			t.Fatal(res, err)
-		}
-		if res.Pending() != 1 {
-			t.Fatalf("Pending() = %d, want the slow node pending", res.Pending())
-		}
-		synctest.Wait() // Do returned; the slow node's call and Then go on
-		time.Sleep(10 * ms)
-		synctest.Wait()
-		for i := range thens {
-			if thens[i].Load() != 1 {
-				t.Errorf("Then(%d) ran %d times, want 1", i, thens[i].Load())
-			}
-		}
-	})
-}
-
 func TestErrLabelsNodes(t *testing.T) {
 	res, err := quorum.Do(t.Context(), 3, quorum.Options{Need: 3}, func(ctx context.Context, i int) quorum.Vote {
 		if i == 1 {

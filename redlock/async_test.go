@@ -2,7 +2,7 @@ package redlock_test
 
 import (
 	"context"
-	"sync"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -12,17 +12,15 @@ import (
 )
 
 // callbackNode is a fake master whose calls complete by callback (a
-// redlock.AsyncNode), as on a pipelined connection: a command, once sent,
-// completes at its delay whatever its context, and commands land on the
-// master in the order they were sent (a command waits for the one before
-// it). done runs on a goroutine of the fake's, or, when the fake has no
-// delay, on the caller's goroutine before the call returns.
+// redlock.AsyncNode): a command, once sent, completes at its own delay
+// whatever its context, and commands overtake one another freely (a slow
+// acquire lands after a quick release sent later), as on a transport that
+// spreads them over connections. done runs on a goroutine of the fake's,
+// or, when the fake has no delay, on the caller's goroutine before the
+// call returns.
 type callbackNode struct {
 	*fake
 	async atomic.Int32 // calls made through the callback path
-
-	order sync.Mutex
-	last  chan struct{} // closed when the last command sent has landed
 }
 
 var _ redlock.AsyncNode = (*callbackNode)(nil)
@@ -35,87 +33,82 @@ func callbackNodes(fakes []*fake) []*callbackNode {
 	return out
 }
 
-func (c *callbackNode) complete(run func()) {
-	c.async.Add(1)
-	if c.delay == 0 && c.setDelay == 0 {
-		run()
-		return
-	}
-	c.order.Lock()
-	prev, mine := c.last, make(chan struct{})
-	c.last = mine
-	c.order.Unlock()
-	go func() {
-		defer close(mine)
-		if prev != nil {
-			<-prev
-		}
-		run()
-	}()
-}
-
-func (c *callbackNode) InOrder() bool { return true }
-
-func (c *callbackNode) DoAsync(ctx context.Context, cmd string, args []any, done redlock.Completion) {
-	c.complete(func() { done.Complete(c.fake.Do(context.WithoutCancel(ctx), cmd, args...)) })
-}
-
 func (c *callbackNode) EvalPreparedAsync(ctx context.Context, src string, cmdArgs []any, done redlock.Completion) {
+	c.async.Add(1)
 	nkeys := cmdArgs[1].(int)
 	keys := make([]string, nkeys)
 	for i := range keys {
 		keys[i] = cmdArgs[2+i].(string)
 	}
-	c.complete(func() {
+	run := func() {
 		done.Complete(c.fake.Eval(context.WithoutCancel(ctx), cmdArgs[0].(string), src, keys, cmdArgs[2+nkeys:]...))
-	})
+	}
+	if c.delay == 0 && c.setDelay == 0 {
+		run()
+		return
+	}
+	go run()
 }
 
-// The callback path keeps the release order: Unlock right after TryLock
-// releases a slow master only once its SET completed.
-func TestCallbackUnlockDoesNotOvertakeAPendingSet(t *testing.T) {
+// tombstoned reports whether the fake holds a tombstone (a release that
+// found nothing of its own).
+func (f *fake) tombstoned() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k := range f.keys {
+		if _, ok := f.live(k); ok && strings.Contains(k, ":tomb:") {
+			return true
+		}
+	}
+	return false
+}
+
+// Unlock right after TryLock, while a slow master's acquire is still on
+// its way: the release overtakes it, leaves a tombstone, and the acquire
+// that lands after it sets nothing.
+func TestCallbackUnlockOvertakingAPendingSet(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fakes := newFakes(ms, ms, ms)
 		fakes[2].setDelay = 10 * ms
 		nodes := callbackNodes(fakes)
 		lockThenUnlockNodes(t, asNodes(nodes))
+		synctest.Wait()
+		if !fakes[2].tombstoned() {
+			t.Fatal("the release did not overtake the slow acquire: no tombstone")
+		}
 		time.Sleep(20 * ms)
 		if v := fakes[2].value("k"); v != "" {
 			t.Fatalf("the slow master kept the key after Unlock: %q", v)
 		}
 		if nodes[2].async.Load() != 2 {
-			t.Fatalf("%d calls went through the callback path, want the SET and the release", nodes[2].async.Load())
+			t.Fatalf("%d calls went through the callback path, want the acquire and the release", nodes[2].async.Load())
 		}
 	})
 }
 
-// A SET that completes long after the node timeout is released by
-// Unlock: the release is sent at the timeout, behind the SET still pending
-// on the AsyncNode, and lands after it.
-func TestCallbackUnlockReleasesAfterALateAcquire(t *testing.T) {
+// An acquire that lands long after the node timeout, after Unlock's
+// release, sets nothing.
+func TestCallbackUnlockBeforeALateAcquire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fakes := newFakes(ms, ms, ms)
 		fakes[2].setDelay = 200 * ms
 		nodes := callbackNodes(fakes)
 		lockThenUnlockNodes(t, asNodes(nodes))
 		time.Sleep(100 * ms)
-		if v := fakes[2].value("k"); v != "" {
-			t.Fatal("the key is there before the late SET landed")
-		}
 		if got := nodes[2].async.Load(); got != 2 {
-			t.Fatalf("%d calls sent to the slow master by the node timeout, want the SET and the release queued behind it", got)
+			t.Fatalf("%d calls sent to the slow master, want the acquire and the release", got)
 		}
 		time.Sleep(150 * ms)
 		if v := fakes[2].value("k"); v != "" {
-			t.Fatalf("the late SET's key stayed after Unlock: %q", v)
+			t.Fatalf("the late acquire's key stayed after Unlock: %q", v)
 		}
 	})
 }
 
-// A failed attempt releases each master once the outcome is decided and
-// that master's SET completed, also a SET that completes after the attempt
-// returned; the attempt itself waits for neither.
-func TestCallbackFailedAttemptReleasesAfterItsAcquire(t *testing.T) {
+// A failed attempt releases every master whose acquire may land, at once;
+// acquires that land after the attempt returned set nothing. The attempt
+// itself waits for none of them.
+func TestCallbackFailedAttemptReleasesLateAcquires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fakes := newFakes(ms, ms, ms)
 		fakes[1].setDelay, fakes[2].setDelay = 200*ms, 300*ms
@@ -133,11 +126,11 @@ func TestCallbackFailedAttemptReleasesAfterItsAcquire(t *testing.T) {
 		}
 		time.Sleep(200 * ms)
 		if v := fakes[1].value("k"); v != "" {
-			t.Fatalf("master 1 kept the key of a SET that completed after the attempt: %q", v)
+			t.Fatalf("master 1 kept the key of an acquire that landed after the attempt: %q", v)
 		}
 		time.Sleep(100 * ms)
 		if v := fakes[2].value("k"); v != "" {
-			t.Fatalf("master 2 kept the key of a SET that completed after the attempt: %q", v)
+			t.Fatalf("master 2 kept the key of an acquire that landed after the attempt: %q", v)
 		}
 	})
 }

@@ -8,78 +8,48 @@ import (
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
-// attempt is one round of the Redlock algorithm. It also returns which
-// masters' calls have returned, for clean-up that must not overtake them.
-// st, if not nil, is where the attempt keeps its state; nil allocates it.
-func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []string, token string, ttl time.Duration, st *attemptState) (*Lock, *acks, error) {
+// attempt is one attempt of the Redlock algorithm: one round of v's acquire
+// with token. A failed attempt is released at once on every master whose
+// acquire may have landed (or may still: tombstones keep a late one from
+// landing after its release); cleaned closes once those releases returned.
+// Nothing is sent when ctx has ended.
+func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []string, token string, ttl time.Duration) (lk *Lock, cleaned <-chan struct{}, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, l.quorumError(opLock, key, nil, err)
+	}
 	ms := ttl.Milliseconds()
 	ttl = time.Duration(ms) * time.Millisecond // what the masters enforce
-
-	// Each node's acquire is acked as it returns (on the goroutine that
-	// completes it, which must not block); a failed attempt's release of
-	// a node goes out once both the outcome is decided and that node's
-	// acquire returned, whichever comes last (acks.after): a release
-	// (here, or the lock's Unlock) never overtakes its node's acquire.
-	if st == nil {
-		st = &attemptState{}
+	var counter string
+	if v.fenced {
+		counter = keys[len(keys)-1]
 	}
-	acks := st.acks.init(l.fifo)
-	acquire := v.acquire(keys, token, ms) // its arguments serve every node
-	start := l.clock.Now()
-	res, err := quorum.Async(ctx, len(l.nodes), quorum.Options{
-		Need:          l.quorum,
-		Timeout:       l.nodeTimeout,
-		Then:          acks.ack,
-		ThenAtTimeout: true,
-		Failed:        l.failed(opLock),
-	}, func(ctx context.Context, i int, done quorum.Done) {
-		l.send(ctx, acquire, i, done)
-	})
-	var fence int64
-	if err == nil && res.OK() && v.fenced {
-		fence, err = l.raiseFence(ctx, res, keys[len(keys)-1])
+	res, start, fence, err := l.round(ctx, l.acquireCall(v, keys, token, ms), counter)
+	if validity := l.validity(ttl, start); err == nil && res.OK() && validity > 0 {
+		return newLock(l, v, key, keys, token, ttl, fence, start.Add(validity)), nil, nil
 	}
-	validity := ttl - l.clock.Now().Sub(start) - clock.Drift(ttl, l.driftFactor)
-	if err == nil && res.OK() && validity > 0 {
-		lk := &st.lock
-		lk.init(l, v, key, keys, token, ttl, fence, start.Add(validity), acks)
-		return lk, acks, nil
-	}
-	cleaned := acks.cleaning(len(l.nodes))
-	for i := range l.nodes {
-		acks.after(i, func(vote quorum.Vote) {
-			if v.releases(vote) { // a failed call may have landed
-				l.release(ctx, v, i, "", keys, token, cleaned) // announces nothing
-				return
-			}
-			cleaned()
-		})
-	}
+	release := l.releaseCall(opRelease, v, v.release, keys, token, "", ttl) // announces nothing
+	cleaned = l.sendAll(ctx, release, func(i int) bool { return unsettled(res.Votes[i], res.Answered[i]) })
 	qerr := l.quorumError(opLock, key, res, err)
 	qerr.Late = err == nil && res.OK() // a quorum, but no validity left
-	return nil, acks, qerr
+	return nil, cleaned, qerr
 }
 
-// giveUp runs v's clean-up after the last failed attempt, whose acks make
-// it wait for that attempt's calls on each master.
-func (l *Locker) giveUp(ctx context.Context, v *variant, key string, keys []string, acks *acks) {
-	if v.giveUp != nil {
-		v.giveUp(context.WithoutCancel(ctx), l, key, keys, acks)
+// round is what an attempt and a Resume share: c on every master, and,
+// when counter is not "", the fencing token written back to the quorum
+// that granted it. It returns the votes, when the round started (validity
+// counts from there) and the fencing token.
+func (l *Locker) round(ctx context.Context, c *call, counter string) (res *quorum.Result, start time.Time, fence int64, err error) {
+	start = l.clock.Now()
+	res, err = l.fanOut(ctx, c)
+	if err == nil && res.OK() && counter != "" {
+		fence, err = l.raiseFence(ctx, res, counter)
 	}
+	return res, start, fence, err
 }
 
-// release sends v's release script to node i, announcing it on channel
-// unless that is "", under a node timeout of its own that ctx's
-// cancellation cannot cut short. It does not wait for the reply: it may run
-// on the goroutine that completed node i's acquire. done, if not nil, runs
-// once the release returned.
-func (l *Locker) release(ctx context.Context, v *variant, i int, channel string, keys []string, token string, done func()) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.nodeTimeout)
-	l.send(rctx, v.release.with(keys, v.releaseArgs(channel, token)...), i, voteFunc(func(i int, vote quorum.Vote) {
-		cancel()
-		l.observeLater(opRelease, i, vote)
-		if done != nil {
-			done()
-		}
-	}))
+// validity is how long a lock with ttl, whose round (an attempt, an Extend,
+// a Resume) started at start, is guaranteed from start on: ttl - elapsed -
+// drift. It is the only place the formula lives.
+func (l *Locker) validity(ttl time.Duration, start time.Time) time.Duration {
+	return ttl - l.clock.Now().Sub(start) - clock.Drift(ttl, l.driftFactor)
 }

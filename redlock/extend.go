@@ -70,6 +70,9 @@ func (lk *Lock) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 	case <-ctx.Done():
 		return l.quorumError(opExtend, lk.key, nil, ctx.Err())
 	}
+	if err := ctx.Err(); err != nil {
+		return l.quorumError(opExtend, lk.key, nil, err) // nothing sent
+	}
 	ms := ttl.Milliseconds()
 	ttl = time.Duration(ms) * time.Millisecond // what the masters enforce
 	start := l.clock.Now()
@@ -92,29 +95,21 @@ func (lk *Lock) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 	if caps == nil {
 		return fmt.Errorf("redlock: extend %q: validity passed at %v: %w", lk.key, until, ErrLockLost)
 	}
-	res, err := l.fanOut(ctx, opExtend, lk.acks, false, lk.v.extend, lk.keys,
-		func(i int, v quorum.Vote) {
-			if v.Err == nil { // it ran on master i: known from now on
-				lk.mu.Lock()
-				lk.resolveLocked(i, ttl)
-				lk.mu.Unlock()
-			}
-		}, lk.token, ms)
-	if res == nil { // ctx ended before anything was sent
-		lk.mu.Lock()
-		for i := range lk.l.nodes {
+	c := l.extendCall(opExtend, lk.v.extend, lk.keys, lk.token, ms)
+	c.then = func(i int, v quorum.Vote) {
+		if v.Err == nil { // it ran on master i: known from now on
+			lk.mu.Lock()
 			lk.resolveLocked(i, ttl)
+			lk.mu.Unlock()
 		}
-		lk.mu.Unlock()
-		return l.quorumError(opExtend, lk.key, nil, err)
 	}
-	elapsed := l.clock.Now().Sub(start)
+	res, err := l.fanOut(ctx, c)
 	ok := err == nil && res.OK()
 	kept := ttl
 	if ok {
 		kept = enforced(res, caps, ttl, l.quorum)
 	}
-	validity := kept - elapsed - clock.Drift(kept, l.driftFactor)
+	validity := l.validity(kept, start)
 	lk.moveUntil(start.Add(validity), ok && validity > 0)
 	if ok && validity > 0 {
 		return nil

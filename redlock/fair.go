@@ -40,7 +40,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/redlock/layout"
 )
 
 // Fair is a mutual-exclusion lock whose waiters are served in order of
@@ -58,7 +58,9 @@ import (
 // (waiter -> ticket), "{key}:fair:expiry" (waiter -> expiry) and
 // "{key}:fair:ticket" (the ticket counter). When key has a hash tag of its
 // own, it is the prefix as it is; a key without one that contains '}' is
-// refused (ErrInvalid). All three expire once no waiter uses them.
+// refused (ErrInvalid). All three expire once no waiter uses them. A waiter
+// that gave up or unlocked leaves a tombstone, "{key}:tomb:<waiter id>", so
+// that a late attempt of it registers nothing.
 //
 // A waiter's registration lives 6 x Config.NodeTimeout, at least 300ms,
 // past its last refresh on a master's clock; a waiting Lock refreshes it
@@ -90,15 +92,12 @@ func (f *Fair) Lock(ctx context.Context, ttl time.Duration) (*Lock, error) {
 	return f.acquire(ctx, ttl, true)
 }
 
-// fairKeys are the lock key, then the queue, the expiries and the ticket
-// counter, in the key's hash slot.
-func fairKeys(key string) []string {
-	p := slotPrefix(key)
-	return []string{key, p + ":fair:queue", p + ":fair:expiry", p + ":fair:ticket"}
+// fairKeys are the lock key, then the queue, the expiries, the ticket
+// counter and the tombstone of waiter id, in the key's hash slot.
+func fairKeys(key, id string) []string {
+	k := layout.FairKeys(key)
+	return []string{key, k.Queue, k.Expiry, k.Ticket, tombKey(key, id)}
 }
-
-// fairFencedKeys are fairKeys and the fencing counter.
-func fairFencedKeys(key string) []string { return append(fairKeys(key), fenceKey(key)) }
 
 // registration is how long a waiter's registration lives on a master after
 // its last refresh.
@@ -116,86 +115,76 @@ func (f *Fair) acquire(ctx context.Context, ttl time.Duration, retry bool) (*Loc
 	}
 	reg := l.registration()
 	start := l.clock.Now()
-	ticket, err := f.draw(ctx, reg, retry)
+	id := rand.Text()
+	keys := fairKeys(f.key, id)
+	ticket, err := f.draw(ctx, keys[3], reg, retry)
 	if err != nil {
 		if l.observer != nil {
 			l.observer.Acquire(AcquireEvent{Key: f.key, Kind: KindFair, Wait: l.clock.Now().Sub(start), Err: err})
 		}
 		return nil, err
 	}
-	id := rand.Text()
-	v := fairWaiter(id, ticket, reg, l.fencing)
+	if l.fencing {
+		keys = append(keys, fenceKey(f.key))
+	}
+	v := fairWaiter(id, ticket, reg, keys, l.fencing)
 	if !retry {
-		return l.acquire(ctx, v, f.key, "", ttl, false)
+		return l.acquire(ctx, v, f.key, ttl, false)
 	}
-	stop := l.keepRegistered(ctx, fairKeys(f.key)[1:], id, reg)
+	stop := l.keepRegistered(ctx, keys[1:4], id, reg)
 	defer stop()
-	return l.acquire(ctx, v, f.key, "", ttl, true)
+	return l.acquire(ctx, v, f.key, ttl, true)
 }
 
-// fairWaiter is the variant of one waiter, whose id and ticket stay the
-// same across its attempts.
-func fairWaiter(id string, ticket int64, reg time.Duration, fencing bool) *variant {
-	keys := fairKeys
-	if fencing {
-		keys = fairFencedKeys
-	}
-	regMS := reg.Milliseconds()
+// fairWaiter is the variant of one waiter, whose id, ticket and keys stay
+// the same across its attempts.
+func fairWaiter(id string, ticket int64, reg time.Duration, keys []string, fencing bool) *variant {
 	return &variant{
-		kind:     KindFair,
-		keys:     keys,
-		fenced:   fencing,
-		unqueued: true,
-		acquire: func(keys []string, token string, ms int64) *call {
-			return fairAcquireScript.with(keys, token, ms, id, ticket, regMS)
-		},
-		extend:     extendScript, // on the lock key, keys[0]
-		release:    fairReleaseScript,
-		releaseArg: id,
-		giveUp: func(ctx context.Context, l *Locker, key string, keys []string, acks *acks) {
-			l.fanOut(ctx, opRelease, acks, false, fairLeaveScript, keys[1:3], nil, id, ReleaseChannel(key))
-		},
+		kind:        KindFair,
+		keys:        func(string) []string { return keys },
+		fenced:      fencing,
+		unqueued:    true,
+		acquire:     fairAcquireScript,
+		acquireArgs: []any{id, ticket, reg.Milliseconds()},
+		extend:      extendScript, // on the lock key, keys[0]
+		release:     fairReleaseScript,
+		releaseArgs: []any{id},
+		giveUp:      &fairLeaveScript,
 	}
 }
 
-// draw draws a ticket: the maximum of the counters a quorum of the masters
-// answered. With too few answers it draws again after the Retry backoff
-// while retry is set and ctx lasts (the increments that landed only leave
-// gaps between tickets).
-func (f *Fair) draw(ctx context.Context, reg time.Duration, retry bool) (int64, error) {
+// draw draws a ticket from the counter: the maximum of the counters a
+// quorum of the masters answered. With too few answers it draws again
+// after the Retry backoff while retry is set and ctx lasts (the increments
+// that landed only leave gaps between tickets).
+func (f *Fair) draw(ctx context.Context, counter string, reg time.Duration, retry bool) (ticket int64, err error) {
 	l := f.l
-	c := fairDrawScript.with(fairKeys(f.key)[3:4], reg.Milliseconds())
-	var timer *time.Timer
-	for attempt := 1; ; attempt++ {
-		res, err := quorum.Do(ctx, len(l.nodes), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout},
-			func(ctx context.Context, i int) quorum.Vote {
-				return l.observe(opLock, i, c.run(ctx, l.nodes[i]))
-			})
-		if err == nil && res.OK() {
-			var ticket int64
+	w := waiting{l: l, tried: true} // backs off only: no queue, no subscription
+	defer w.close()
+	l.attempts(ctx, &w, retry, func(int) bool {
+		if cerr := ctx.Err(); cerr != nil {
+			if err == nil {
+				err = l.quorumError(opLock, f.key, nil, cerr)
+			}
+			return false
+		}
+		res, ferr := l.fanOut(ctx, l.newCall(opLock, fairDrawScript, counter, nil, reg.Milliseconds()))
+		if ferr == nil && res.OK() {
 			for i, v := range res.Votes {
 				if res.Answered[i] && v.Yes {
 					ticket = max(ticket, v.Value.(int64))
 				}
 			}
-			return ticket, nil
+			err = nil
+			return true
 		}
-		if err != nil || !retry {
-			return 0, l.quorumError(opLock, f.key, res, err)
-		}
-		d := l.retry.Backoff(attempt)
-		if timer == nil {
-			timer = time.NewTimer(d)
-			defer timer.Stop()
-		} else {
-			timer.Reset(d)
-		}
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			return 0, l.quorumError(opLock, f.key, res, ctx.Err())
-		}
+		err = l.quorumError(opLock, f.key, res, ferr)
+		return false
+	})
+	if qerr, ok := err.(*QuorumError); ok && retry && qerr.Cause == nil {
+		qerr.Cause = ctx.Err()
 	}
+	return ticket, err
 }
 
 // keepRegistered refreshes the registration of waiter id on every master
@@ -214,7 +203,7 @@ func (l *Locker) keepRegistered(ctx context.Context, keys []string, id string, r
 			case <-rctx.Done():
 				return
 			case <-tick.C:
-				l.fanOut(rctx, opLock, nil, false, fairRefreshScript, keys, nil, id, reg.Milliseconds())
+				l.fanOut(rctx, l.newCall(opLock, fairRefreshScript, keys[0], keys[1:], id, reg.Milliseconds()))
 			}
 		}
 	})

@@ -21,15 +21,8 @@ func (l *Locker) raiseFence(ctx context.Context, res *quorum.Result, counterKey 
 			fence = max(fence, v.Value.(int64))
 		}
 	}
-	raise := fenceRaiseScript.with([]string{counterKey}, fence)
-	var failed func(j int, err error)
-	if f := l.failed(opLock); f != nil {
-		failed = func(j int, err error) { f(holders[j], err) }
-	}
-	wb, err := quorum.Async(ctx, len(holders), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout, Failed: failed},
-		func(ctx context.Context, j int, done quorum.Done) {
-			l.send(ctx, raise, holders[j], voteFunc(func(_ int, v quorum.Vote) { done.Vote(j, v) }))
-		})
+	raise := l.newCall(opLock, fenceRaiseScript, counterKey, nil, fence)
+	wb, err := l.fanOutTo(ctx, raise, holders, l.quorum)
 	if err != nil {
 		return 0, err
 	}

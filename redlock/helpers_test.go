@@ -107,31 +107,31 @@ func repeat(s string, n int) []string {
 }
 
 // spy wraps a node and counts the calls that reach it, recording the tokens
-// of the SETs it forwards.
+// of the acquires (the scripts that SET NX) it forwards.
 type spy struct {
 	redlock.Node
 	calls  atomic.Int64
 	mu     sync.Mutex
 	tokens []string
-	// beforeSet, if set, runs before each SET is forwarded.
+	// beforeSet, if set, runs before each acquire is forwarded.
 	beforeSet func()
 }
 
 func (s *spy) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 	s.calls.Add(1)
-	if cmd == "SET" {
-		s.mu.Lock()
-		s.tokens = append(s.tokens, args[1].(string))
-		s.mu.Unlock()
-		if s.beforeSet != nil {
-			s.beforeSet()
-		}
-	}
 	return s.Node.Do(ctx, cmd, args...)
 }
 
 func (s *spy) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
 	s.calls.Add(1)
+	if strings.Contains(src, "'NX'") {
+		s.mu.Lock()
+		s.tokens = append(s.tokens, args[0].(string))
+		s.mu.Unlock()
+		if s.beforeSet != nil {
+			s.beforeSet()
+		}
+	}
 	return s.Node.Eval(ctx, hash, src, keys, args...)
 }
 
@@ -227,22 +227,45 @@ func (f *fake) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 	return "OK", nil
 }
 
+// Eval runs the plain lock's scripts: the acquire (SET NX PX unless the
+// attempt's tombstone, KEYS[1], exists), the release (compare-and-delete,
+// or a tombstone) and the extend (compare-and-PEXPIRE). An acquire takes
+// setDelay when that is set, ignoring its context when deaf.
 func (f *fake) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
-	if err := f.wait(ctx, f.delay); err != nil {
+	acquire := strings.Contains(src, "'NX'")
+	delay := f.delay
+	if acquire && f.setDelay > 0 {
+		delay = f.setDelay
+	}
+	if acquire && f.deaf {
+		ctx = context.Background()
+	}
+	if err := f.wait(ctx, delay); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	e, ok := f.live(keys[0])
-	if !ok || e.value != args[0].(string) {
-		return int64(0), nil
-	}
+	tomb, key, token := keys[0], keys[1], args[0].(string)
+	ms := func(a any) time.Duration { return time.Duration(a.(int64)) * time.Millisecond }
+	e, ok := f.live(key)
 	switch {
+	case acquire:
+		if _, dead := f.live(tomb); dead || ok {
+			return int64(0), nil
+		}
+		f.keys[key] = entry{token, time.Now().Add(ms(args[1]))}
 	case strings.Contains(src, "'DEL'"):
-		delete(f.keys, keys[0])
+		if !ok || e.value != token {
+			f.keys[tomb] = entry{"1", time.Now().Add(ms(args[2]))}
+			return int64(0), nil
+		}
+		delete(f.keys, key)
 	case strings.Contains(src, "'PEXPIRE'"):
-		e.expireAt = time.Now().Add(time.Duration(args[1].(int64)) * time.Millisecond)
-		f.keys[keys[0]] = e
+		if !ok || e.value != token {
+			return int64(0), nil
+		}
+		e.expireAt = time.Now().Add(ms(args[1]))
+		f.keys[key] = e
 	default:
 		return nil, fmt.Errorf("fake: unknown script")
 	}

@@ -82,7 +82,6 @@ func TestBadInput(t *testing.T) {
 		{"nil ctx, Lock", func() error { _, err := l.Lock(nilCtx, "k", time.Second); return err }},
 		{"Extend nil ctx", func() error { return held.Extend(nilCtx, time.Second) }},
 		{"Extend zero ttl", func() error { return held.Extend(t.Context(), 0) }},
-		{"Unlock nil ctx", func() error { return held.Unlock(nilCtx) }},
 		{"Do nil fn", func() error { return l.Do(t.Context(), "k", time.Second, nil) }},
 		{"Do empty key", func() error { return l.Do(t.Context(), "", time.Second, func(context.Context) error { return nil }) }},
 		{"RLock empty key", func() error { _, err := l.RWMutex("").RLock(t.Context(), time.Second); return err }},

@@ -5,19 +5,18 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/quorumlock/quorumlock/quorum"
 )
 
 // Lock is one acquisition of a key. Its methods are safe for concurrent use.
 type Lock struct {
-	l          *Locker
-	v          *variant
+	l *Locker
+	v *variant
+	// token is the acquisition's identity on the masters: the attempt's
+	// random token, or a reentrant hold's id.
 	key, token string
 	keys       []string
 	ttl        time.Duration
 	fence      int64
-	acks       *acks         // which masters' acquire calls have returned
 	granted    time.Time     // when the Locker returned it, on its clock
 	extending  chan struct{} // holds a token while an Extend runs: one at a time (see extend.go); made by the first Extend
 
@@ -32,10 +31,10 @@ type Lock struct {
 	unknown  []map[time.Duration]int                      // per master: TTLs of extends whose outcome there is unknown
 }
 
-// init sets up a new lk (a zero Lock).
-func (lk *Lock) init(l *Locker, v *variant, key string, keys []string, token string, ttl time.Duration, fence int64, until time.Time, acks *acks) {
-	lk.l, lk.v, lk.key, lk.keys, lk.token, lk.ttl, lk.fence, lk.until, lk.acks = l, v, key, keys, token, ttl, fence, until, acks
-	lk.granted = l.clock.Now()
+// newLock returns the Lock of an acquisition of key (whose keys are keys)
+// with token, valid until until.
+func newLock(l *Locker, v *variant, key string, keys []string, token string, ttl time.Duration, fence int64, until time.Time) *Lock {
+	return &Lock{l: l, v: v, key: key, keys: keys, token: token, ttl: ttl, fence: fence, until: until, granted: l.clock.Now()}
 }
 
 // errUnlocked ends a lock that its holder released.
@@ -46,7 +45,12 @@ func (lk *Lock) Key() string { return lk.key }
 
 // Token returns the random value that identifies this acquisition on the
 // masters (for a reentrant lock, the owner).
-func (lk *Lock) Token() string { return lk.token }
+func (lk *Lock) Token() string {
+	if lk.v.owner != "" {
+		return lk.v.owner
+	}
+	return lk.token
+}
 
 // Until returns the end of the lock's guaranteed validity, on the Locker's
 // clock: start + ttl - elapsed - drift of the acquisition or of the latest
@@ -178,17 +182,21 @@ func (lk *Lock) endLocked(err error) bool {
 // key that another client holds by now is left alone, and stops a renewal.
 // It returns nil when a quorum still held our token, and otherwise an error
 // matching ErrLockLost (a *QuorumError). The releases are always sent, each
-// bounded by the node timeout and each after that master's acquire call
-// returned, whatever happens to ctx: an ended ctx only makes Unlock return
-// early, with an error that also matches ctx.Err(), while the deletes still
-// land. It may return once a quorum has answered.
+// bounded by the node timeout, whatever happens to ctx: an ended ctx only
+// makes Unlock return early, with an error that also matches ctx.Err(),
+// while the deletes still land. It may return once a quorum has answered.
+// A release that reaches a master before the acquire it follows leaves a
+// tombstone there that refuses that acquire (see variant.go), so an early
+// Unlock cannot leave a key behind on a slow master. A nil ctx is taken
+// for context.Background(): the lock is released (and its renewal
+// stopped) all the same.
 func (lk *Lock) Unlock(ctx context.Context) (err error) {
 	if o := lk.l.observer; o != nil {
 		held := lk.l.clock.Now().Sub(lk.granted)
 		defer func() { o.Release(ReleaseEvent{Key: lk.key, Kind: lk.v.kind, Held: held, Err: err}) }()
 	}
 	if ctx == nil {
-		return invalid("nil context")
+		ctx = context.Background()
 	}
 	lk.mu.Lock()
 	released := lk.released
@@ -203,45 +211,15 @@ func (lk *Lock) Unlock(ctx context.Context) (err error) {
 	if released {
 		return fmt.Errorf("redlock: unlock %q: unlocked already: %w", lk.key, ErrLockLost)
 	}
-	type outcome struct {
-		res *quorum.Result
-		err error
+	l := lk.l
+	release := l.releaseCall(opUnlock, lk.v, lk.v.release, lk.keys, lk.token, ReleaseChannel(lk.key), lk.ttl)
+	res, err := l.fanOut(ctx, release) // sent whatever ctx does
+	l.queues.released(lk.key)
+	switch {
+	case err != nil:
+		return l.quorumError(opUnlock, lk.key, nil, err)
+	case res.OK():
+		return nil
 	}
-	release := func(ctx context.Context) outcome {
-		res, err := lk.l.fanOut(ctx, opUnlock, lk.acks, lk.v.keepUncertain, lk.v.release, lk.keys, nil, lk.v.releaseArgs(ReleaseChannel(lk.key), lk.token)...)
-		return outcome{res, err}
-	}
-	if ctx.Err() == nil {
-		// The common case, on the caller's goroutine: the fan-out sends
-		// every release (or queues it behind its acquire) before it
-		// waits, so a ctx that ends while it waits only makes it return
-		// early, and the releases still land. A nil res means that ctx
-		// ended before anything was sent: then as below.
-		if o := release(ctx); o.res != nil {
-			lk.l.queues.released(lk.key)
-			switch {
-			case o.err != nil:
-				return lk.l.quorumError(opUnlock, lk.key, nil, o.err)
-			case o.res.OK():
-				return nil
-			}
-			return lk.l.quorumError(opUnlock, lk.key, o.res, nil)
-		}
-	}
-	// ctx has ended: the releases go out all the same, and Unlock returns.
-	done := make(chan outcome, 1)
-	go func() {
-		o := release(context.WithoutCancel(ctx))
-		lk.l.queues.released(lk.key)
-		done <- o
-	}()
-	select {
-	case o := <-done:
-		if o.err == nil && o.res.OK() {
-			return nil
-		}
-		return lk.l.quorumError(opUnlock, lk.key, o.res, o.err)
-	case <-ctx.Done():
-		return lk.l.quorumError(opUnlock, lk.key, nil, ctx.Err())
-	}
+	return l.quorumError(opUnlock, lk.key, res, nil)
 }

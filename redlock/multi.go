@@ -52,7 +52,7 @@ func (l *Locker) acquireMulti(ctx context.Context, keys []string, ttl time.Durat
 		return nil, err
 	}
 	keys = slices.Clone(keys) // the caller may reuse its slice
-	return l.acquire(ctx, multi(keys), keys[0], "", ttl, retry)
+	return l.acquire(ctx, multi(keys), keys[0], ttl, retry)
 }
 
 // checkMultiKeys refuses, with ErrInvalid, an empty list, an empty key and
@@ -77,13 +77,13 @@ func checkMultiKeys(keys []string) error {
 // multi is the variant of one multi-key lock of keys.
 func multi(keys []string) *variant {
 	return &variant{
-		kind:       KindMulti,
-		explicit:   true,
-		keys:       func(string) []string { return keys },
-		acquire:    multiAcquireScript.acquire,
-		extend:     multiExtendScript,
-		release:    multiReleaseScript,
-		releaseArg: ReleaseChannel(""), // the channels' prefix: each key's is announced
+		kind:        KindMulti,
+		explicit:    true,
+		keys:        func(string) []string { return keys },
+		acquire:     multiAcquireScript,
+		extend:      multiExtendScript,
+		release:     multiReleaseScript,
+		releaseArgs: []any{ReleaseChannel("")}, // the channels' prefix: each key's is announced
 	}
 }
 

@@ -6,13 +6,21 @@ import "context"
 // adapter for any other Redis client.
 //
 // A Node may have optional abilities, exported interfaces that a Locker
-// detects by type assertion, the way io.Copy detects io.WriterTo:
-// Subscriber (wake on release), PreparedEvaler (a script call whose
-// argument list is built once per fan-out) and AsyncNode (calls that
-// complete by callback, without a goroutine per node and call). A Node
-// that wraps another Node
+// detects once, in New, the way io.Copy detects io.WriterTo: Subscriber
+// (wake on release), PreparedEvaler (a script call whose argument list is
+// built once per fan-out) and AsyncNode (calls that complete by callback,
+// without a goroutine per node and call). A Node that wraps another Node
 // (to count, trace or fault its calls) must forward each ability the
 // wrapped Node has, or the Locker silently does without it.
+//
+// What a Node must guarantee for the locks' safety is little: it sends a
+// command at most once (a lost reply is a failed call, never a reason to
+// send again), it counts an error reply as an error, and a script that the
+// master answers NOSCRIPT goes again as EVAL even when its caller stopped
+// waiting (a release must land also when it was late). The order of
+// commands does not matter: a release that overtakes its acquire leaves a
+// tombstone that refuses the acquire (see the package documentation). The
+// conformance suite redlocktest.TestNode checks all of it.
 type Node interface {
 	// Addr names the master; it must be unique within a Locker.
 	Addr() string
@@ -47,37 +55,27 @@ type PreparedEvaler interface {
 	EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error)
 }
 
-// AsyncNode is an optional Node ability: calls that complete by callback.
-// A Locker whose Node is an AsyncNode starts every call to it without a
-// goroutine and counts its vote when done runs, typically on the reader
-// goroutine of a pipelined connection; a master that does not answer then
-// costs a pending call, not a parked goroutine. Other Nodes get a goroutine
-// per call. *pool.Node implements it. A wrapper Node must forward it (or
-// not implement it at all, so that its Do and Eval are called).
+// AsyncNode is an optional Node ability: script calls that complete by
+// callback. A Locker whose Node is an AsyncNode starts every call to it
+// without a goroutine and counts its vote when done runs, typically on the
+// reader goroutine of a pipelined connection; a master that does not answer
+// then costs a pending call, not a parked goroutine. Other Nodes get a
+// goroutine per call. *pool.Node implements it. A wrapper Node must forward
+// it (or not implement it at all, so that its EvalPrepared or Eval is
+// called).
 //
-// Each method returns at once and runs done.Complete exactly once, with the reply
-// and error that Do (or PreparedEvaler.EvalPrepared, including the EVAL
-// fallback) would have returned. done may run on any goroutine, also on the
-// caller's before the method returns. It does not block, and an
+// EvalPreparedAsync returns at once and runs done.Complete exactly once,
+// with the reply and error that PreparedEvaler.EvalPrepared (the EVAL
+// fallback included) would have returned. done may run on any goroutine,
+// also on the caller's before the method returns. It does not block, and an
 // implementation must not block in it either: what done does may send
 // further calls to the same Node. done must run eventually, also for a
 // master that never answers (an implementation bounds a pending call, as
-// pool.Config.StallTimeout does, and completes it at its own Close): the
-// Locker sends a master its release only after that master's acquire call
-// has completed, or, when InOrder reports true, once that call has been
-// pending for the node timeout: calls then reach the master in the order
-// they were made (as on one pipelined connection), so that a release made
-// then is executed after the acquire still pending ahead of it. ctx bounds waiting
-// before the command is sent (for a connection, say); a command that was
-// sent is never sent again.
+// pool.Config.StallTimeout does, and completes it at its own Close). ctx
+// bounds waiting before the command is sent (for a connection, say); a
+// command that was sent is never sent again.
 type AsyncNode interface {
-	DoAsync(ctx context.Context, cmd string, args []any, done Completion)
 	EvalPreparedAsync(ctx context.Context, src string, cmdArgs []any, done Completion)
-	// InOrder reports whether the Node's calls reach the master in the
-	// order they were made (one pipelined connection). Only then does the
-	// Locker send a release at the node timeout, behind an acquire still
-	// pending; otherwise it waits until that acquire completed.
-	InOrder() bool
 }
 
 // Completion receives the outcome of one AsyncNode call: Complete(reply,

@@ -5,44 +5,43 @@ import (
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
-// observe tells Config.OnNodeError and Observer.NodeError of a failed
-// vote, and returns the vote.
-func (l *Locker) observe(op string, i int, v quorum.Vote) quorum.Vote {
-	if v.Err == nil {
-		return v
-	}
+// observe tells Config.OnNodeError and Observer.NodeError that master i's
+// call for op failed with err.
+func (l *Locker) observe(op string, i int, err error) {
 	if l.onNodeError != nil {
-		l.onNodeError(op, l.nodes[i].Addr(), v.Err)
+		l.onNodeError(op, l.nodes[i].Addr(), err)
 	}
 	if l.observer != nil {
-		l.observer.NodeError(NodeErrorEvent{Op: op, Addr: l.nodes[i].Addr(), Err: v.Err})
+		l.observer.NodeError(NodeErrorEvent{Op: op, Addr: l.nodes[i].Addr(), Err: err})
 	}
-	return v
 }
 
-// failed is a fan-out's quorum.Options.Failed for op: nil when nobody
-// listens. Each op's is made once.
-func (l *Locker) failed(op string) func(i int, err error) {
-	if l.onNodeError == nil && l.observer == nil {
-		return nil
+// reportFailed tells the observers of every failed vote in res, on the
+// caller's goroutine; nodes maps res's indices to masters (nil: the same).
+func (l *Locker) reportFailed(op string, res *quorum.Result, nodes []int) {
+	if res == nil || (l.onNodeError == nil && l.observer == nil) {
+		return
 	}
-	l.failedOnce.Do(func() {
-		l.failedBy = make(map[string]func(int, error), 4)
-		for _, op := range []string{opLock, opExtend, opUnlock, opRelease} {
-			l.failedBy[op] = func(i int, err error) { l.observe(op, i, quorum.Vote{Err: err}) }
+	for j, v := range res.Votes {
+		if !res.Answered[j] || v.Err == nil {
+			continue
 		}
-	})
-	return l.failedBy[op]
+		i := j
+		if nodes != nil {
+			i = nodes[j]
+		}
+		l.observe(op, i, v.Err)
+	}
 }
 
 // observeLater is observe for a vote that arrived on a goroutine that must
-// not run user code (a connection's reader): the Observer and OnNodeError
+// not run user code (a connection's reader), if it failed: the observers
 // are told on a goroutine of their own, one report after the other.
 func (l *Locker) observeLater(op string, i int, v quorum.Vote) {
 	if v.Err == nil || (l.onNodeError == nil && l.observer == nil) {
 		return
 	}
-	later.Go(func() { l.observe(op, i, v) })
+	later.Go(func() { l.observe(op, i, v.Err) })
 }
 
 // later runs the reports of observeLater one after the other; a burst of

@@ -8,10 +8,16 @@ import (
 // Reentrant is a lock that one owner may hold several times over: each
 // Lock or TryLock by the owner adds a hold, each Unlock of a returned *Lock
 // takes one away, and the last Unlock releases it. Another owner is refused
-// while any hold remains. On each master the lock is a hash, key -> {owner:
-// hold count}, with the lock's TTL; extending or renewing any of the
-// owner's *Locks extends the whole hash and keeps the count; it never
+// while any hold remains. On each master the lock is a hash with the
+// lock's TTL: the field "owner" names the owner, and each hold has a field
+// "h:<hold id>" of its own, a random id per acquisition. Extending or
+// renewing any of the owner's *Locks extends the whole hash; it never
 // shortens the hash's TTL, so no hold of the owner cuts another one short.
+//
+// A hold is released once, by its own id: a second Unlock of the same *Lock
+// counts nothing down, and neither does the late Unlock of a hold that
+// expired while the owner took the lock afresh (a retried job under the same
+// id), which leaves the owner's new holds alone.
 //
 // With Config.Fencing every hold carries a fencing token (Lock.Fence): an
 // owner's nested holds get a token no lower than its first hold's (equal,
@@ -20,10 +26,10 @@ import (
 // Pass the newest hold's token to the resource.
 //
 // The owner is whatever identifies "the same holder" in your program: a
-// request id, a job id. Holds are counted per master: a master that missed
-// an acquire (it failed or answered late) counts one hold fewer, and a
-// failed attempt releases only the masters that granted it, so a master
-// whose answer was lost may keep its count until the TTL runs out. That can
+// request id, a job id. Holds are kept per master: a master that missed
+// an acquire (it failed or answered late) lacks that hold, and a failed
+// attempt's master whose answer is unknown is released like the others (a release finds the
+// hold or leaves a tombstone that refuses its late acquire). Faults can
 // delay other owners, never admit two.
 type Reentrant struct {
 	l          *Locker
@@ -36,44 +42,41 @@ func (l *Locker) Reentrant(key, owner string) *Reentrant {
 	return &Reentrant{l: l, key: key, owner: owner}
 }
 
-var reentrant = &variant{
-	kind:          KindReentrant,
-	owned:         true,
-	keys:          func(key string) []string { return []string{key} },
-	acquire:       reentrantAcquireScript.acquire,
-	extend:        reentrantExtendScript,
-	release:       reentrantReleaseScript,
-	keepUncertain: true,
-	unqueued:      true,
-}
-
-// reentrantFenced is reentrant with fencing tokens: the acquire script
-// takes the counter as a second key (see reentrant_acquire.lua).
-var reentrantFenced = &variant{
-	kind:          KindReentrant,
-	owned:         true,
-	keys:          func(key string) []string { return []string{key, fenceKey(key)} },
-	acquire:       reentrantAcquireScript.acquire,
-	extend:        reentrantExtendScript,
-	release:       reentrantReleaseScript,
-	keepUncertain: true,
-	unqueued:      true,
-	fenced:        true,
-}
-
+// variant is the reentrant variant of r's owner: each attempt's token
+// is a hold id of its own (a fresh random value), and the owner goes to the
+// acquire script as its own argument.
 func (r *Reentrant) variant() *variant {
-	if r.l.fencing {
-		return reentrantFenced
+	v := &variant{
+		kind:        KindReentrant,
+		owner:       r.owner,
+		keys:        func(key string) []string { return []string{key} },
+		acquire:     reentrantAcquireScript,
+		extend:      reentrantExtendScript,
+		release:     reentrantReleaseScript,
+		acquireArgs: []any{r.owner},
+		unqueued:    true,
 	}
-	return reentrant
+	if r.l.fencing {
+		// The acquire script takes the counter as a further key (see
+		// reentrant_acquire.lua).
+		v.keys = func(key string) []string { return []string{key, fenceKey(key)} }
+		v.fenced = true
+	}
+	return v
 }
 
 // TryLock makes one attempt to add a hold for ttl.
 func (r *Reentrant) TryLock(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	return r.l.acquire(ctx, r.variant(), r.key, r.owner, ttl, false)
+	if r.owner == "" {
+		return nil, invalid("empty owner")
+	}
+	return r.l.acquire(ctx, r.variant(), r.key, ttl, false)
 }
 
 // Lock adds a hold for ttl, waiting as Locker.Lock does until ctx ends.
 func (r *Reentrant) Lock(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	return r.l.acquire(ctx, r.variant(), r.key, r.owner, ttl, true)
+	if r.owner == "" {
+		return nil, invalid("empty owner")
+	}
+	return r.l.acquire(ctx, r.variant(), r.key, ttl, true)
 }

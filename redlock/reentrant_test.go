@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,14 +16,25 @@ import (
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
-// holds reads owner's hold count on every node ("" where there is none).
+// holds reads owner's hold count on every node ("" where there is none):
+// the number of hold fields of the hash whose "owner" is owner.
 func holds(t *testing.T, nodes []*pool.Node, key, owner string) string {
 	t.Helper()
 	var out []string
 	for _, n := range nodes {
-		v, err := redis.String(n.Do(t.Context(), "HGET", key, owner))
-		if err != nil && err != redis.ErrNil {
+		fields, err := redis.StringMap(n.Do(t.Context(), "HGETALL", key))
+		if err != nil {
 			t.Fatal(err)
+		}
+		count := 0
+		for f := range fields {
+			if strings.HasPrefix(f, "h:") {
+				count++
+			}
+		}
+		v := ""
+		if fields["owner"] == owner && count > 0 {
+			v = strconv.Itoa(count)
 		}
 		out = append(out, v)
 	}

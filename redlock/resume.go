@@ -14,7 +14,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/quorumlock/quorumlock/clock"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
@@ -61,70 +60,47 @@ func (l *Locker) Resume(ctx context.Context, key, token string, ttl time.Duratio
 		return nil, err
 	}
 	keys := v.keys(key)
-	if len(keys) > 1 {
-		if err := checkDerivable(key); err != nil {
-			return nil, err
-		}
+	if err := checkDerivable(key); err != nil {
+		return nil, err
 	}
 	attempts = 1
 	return l.resume(ctx, v, key, keys, token, ttl)
 }
 
 // resume is Resume's one round: the Extend script on every master, deciding
-// at the quorum. The round plays the part of an acquire for the Lock it
-// builds: its acks hold back the Lock's later Extends and Unlock on each
-// master until the round's call there returned, and a call whose outcome is
+// at the quorum (Locker.round, as an attempt's). A call whose outcome is
 // unknown counts, like an Extend's, as one that may still land with ttl.
 func (l *Locker) resume(ctx context.Context, v *variant, key string, keys []string, token string, ttl time.Duration) (*Lock, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, l.quorumError(opLock, key, nil, err) // nothing sent
+	}
 	ms := ttl.Milliseconds()
 	ttl = time.Duration(ms) * time.Millisecond // what the masters enforce
-	st := &attemptState{}
-	acks := st.acks.init(l.fifo)
-	start := l.clock.Now()
 	// Nobody sees lk before it is returned: Until is set at the end.
-	lk := &st.lock
-	lk.init(l, v, key, keys, token, ttl, 0, start.Add(ttl-clock.Drift(ttl, l.driftFactor)), acks)
+	lk := newLock(l, v, key, keys, token, ttl, 0, time.Time{})
 	lk.addUnknownLocked(ttl)
-	resume := v.extend
+	resume, counter := v.extend, ""
 	if v.fenced {
-		resume = resumeFencedScript // also reads the fencing counter
+		resume, counter = resumeFencedScript, keys[len(keys)-1] // also reads the fencing counter
 	}
-	c := resume.with(keys, token, ms)
-	// Then runs on the goroutine that completes a node's call (with
-	// ThenAtTimeout, also at the node timeout, with ErrNoAnswer): it must
-	// not block.
-	res, err := quorum.Async(ctx, len(l.nodes), quorum.Options{
-		Need:          l.quorum,
-		Timeout:       l.nodeTimeout,
-		ThenAtTimeout: true,
-		Failed:        l.failed(opLock),
-		Then: func(i int, vote quorum.Vote) {
-			if vote.Err == nil { // it ran on master i: known from now on
-				lk.mu.Lock()
-				lk.resolveLocked(i, ttl)
-				lk.mu.Unlock()
-			}
-			acks.ack(i, vote)
-		},
-	}, func(ctx context.Context, i int, done quorum.Done) {
-		l.send(ctx, c, i, done)
-	})
-	if res == nil { // ctx ended before anything was sent
-		return nil, l.quorumError(opLock, key, nil, err)
+	c := l.extendCall(opLock, resume, keys, token, ms)
+	c.then = func(i int, vote quorum.Vote) {
+		if vote.Err == nil { // it ran on master i: known from now on
+			lk.mu.Lock()
+			lk.resolveLocked(i, ttl)
+			lk.mu.Unlock()
+		}
 	}
-	if err == nil && res.OK() && v.fenced {
-		lk.fence, err = l.raiseFence(ctx, res, keys[len(keys)-1])
-	}
-	now := l.clock.Now()
+	res, start, fence, err := l.round(ctx, c, counter)
 	ok := err == nil && res.OK()
-	validity := ttl - now.Sub(start) - clock.Drift(ttl, l.driftFactor)
+	validity := l.validity(ttl, start)
 	if !ok || validity <= 0 {
 		qerr := l.quorumError(opLock, key, res, err)
 		qerr.Late = ok // a quorum, but no validity left
 		return nil, qerr
 	}
 	lk.mu.Lock()
-	lk.until, lk.granted = start.Add(validity), now
+	lk.until, lk.granted, lk.fence = start.Add(validity), l.clock.Now(), fence
 	lk.mu.Unlock()
 	l.granted(lk)
 	return lk, nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"time"
+
+	"github.com/quorumlock/quorumlock/redlock/layout"
 )
 
 // RWMutex is a read-write lock: many readers at once, or one writer. Each
@@ -16,7 +18,9 @@ import (
 // set of readers by expiry) and "{key}:wq" (the waiting writer). When key
 // has a hash tag of its own, it is the prefix as it is; a key without one
 // that contains '}' is refused (ErrInvalid). Reader expiry uses each
-// master's clock (Redis TIME), like key expiry.
+// master's clock (Redis TIME), like key expiry. A reader's Extend (and
+// renewal) never extends it beside a writer, nor brings back one that
+// expired.
 //
 // With Config.Fencing each writer carries a fencing token (Lock.Fence),
 // from the counter "{key}:fence", strictly greater than every earlier
@@ -30,14 +34,14 @@ type RWMutex struct {
 func (l *Locker) RWMutex(key string) *RWMutex { return &RWMutex{l: l, key: key} }
 
 func rwKeys(key string) []string {
-	p := slotPrefix(key)
-	return []string{p + ":w", p + ":r", p + ":wq"}
+	k := layout.RWKeys(key)
+	return []string{k.Writer, k.Readers, k.Waiting}
 }
 
 var reader = &variant{
 	kind:    KindRead,
 	keys:    rwKeys,
-	acquire: readAcquireScript.acquire,
+	acquire: readAcquireScript,
 	extend:  readExtendScript,
 	release: readReleaseScript,
 }
@@ -49,45 +53,41 @@ func rwFencedKeys(key string) []string {
 
 // writer is the write side for one waiting writer, whose id stays the same
 // across its attempts so that its announcement carries over. A fenced
-// writer's acquire also takes the fencing counter as a fourth key.
+// writer's acquire also takes the fencing counter as a further key.
 func writer(id string, fencing bool) *variant {
 	keys := rwKeys
 	if fencing {
 		keys = rwFencedKeys
 	}
 	return &variant{
-		kind:   KindWrite,
-		keys:   keys,
-		fenced: fencing,
-		acquire: func(keys []string, token string, ms int64) *call {
-			return writeAcquireScript.with(keys, token, ms, id)
-		},
-		extend:     extendScript, // on the writer key, keys[0]
-		release:    writeReleaseScript,
-		releaseArg: id,
-		giveUp: func(ctx context.Context, l *Locker, key string, keys []string, acks *acks) {
-			// Withdraw the announcement so that readers may go on.
-			l.fanOut(ctx, opRelease, acks, false, releaseScript, keys[2:3], nil, id, ReleaseChannel(key))
-		},
+		kind:        KindWrite,
+		keys:        keys,
+		fenced:      fencing,
+		acquire:     writeAcquireScript,
+		acquireArgs: []any{id},
+		extend:      extendScript, // on the writer key, keys[0]
+		release:     writeReleaseScript,
+		releaseArgs: []any{id},
+		giveUp:      &writeWithdrawScript, // so that readers may go on
 	}
 }
 
 // TryRLock makes one attempt to take a read hold for ttl.
 func (m *RWMutex) TryRLock(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	return m.l.acquire(ctx, reader, m.key, "", ttl, false)
+	return m.l.acquire(ctx, reader, m.key, ttl, false)
 }
 
 // RLock takes a read hold for ttl, waiting as Locker.Lock does.
 func (m *RWMutex) RLock(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	return m.l.acquire(ctx, reader, m.key, "", ttl, true)
+	return m.l.acquire(ctx, reader, m.key, ttl, true)
 }
 
 // TryLock makes one attempt to take the write lock for ttl.
 func (m *RWMutex) TryLock(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	return m.l.acquire(ctx, writer(rand.Text(), m.l.fencing), m.key, "", ttl, false)
+	return m.l.acquire(ctx, writer(rand.Text(), m.l.fencing), m.key, ttl, false)
 }
 
 // Lock takes the write lock for ttl, waiting as Locker.Lock does.
 func (m *RWMutex) Lock(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	return m.l.acquire(ctx, writer(rand.Text(), m.l.fencing), m.key, "", ttl, true)
+	return m.l.acquire(ctx, writer(rand.Text(), m.l.fencing), m.key, ttl, true)
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/quorumlock/quorumlock/redlock/layout"
 )
 
 // A semaphore over a quorum is K permit locks, each an ordinary Redlock.
@@ -101,9 +103,7 @@ func (lk *Lock) Permit() int {
 }
 
 // permitKey names permit i of the semaphore key, in key's hash slot.
-func permitKey(key string, i int) string {
-	return slotPrefix(key) + ":permit:" + strconv.Itoa(i)
-}
+func permitKey(key string, i int) string { return layout.Permit(key, i) }
 
 // permit returns the variant and the keys of permit i: a plain lock on its
 // key, or a fenced one whose counter is the semaphore's.
@@ -111,13 +111,13 @@ func (s *Semaphore) permit(i int) (*variant, []string) {
 	keys := []string{permitKey(s.key, i)}
 	v := &variant{
 		kind:    KindSemaphore,
-		acquire: plain.acquire,
+		acquire: acquireScript,
 		extend:  extendScript,
 		release: releaseScript,
 	}
 	if s.l.fencing {
 		keys = append(keys, fenceKey(s.key))
-		v.acquire, v.fenced = fenceAcquireScript.acquire, true
+		v.acquire, v.fenced = fenceAcquireScript, true
 	}
 	v.keys = func(string) []string { return keys }
 	return v, keys
@@ -135,10 +135,10 @@ func (s *Semaphore) check(ctx context.Context, ttl time.Duration) error {
 }
 
 // acquire makes passes over the permits until one is granted, or only one
-// pass when retry is false. It is Locker.acquire with a pass of up to K
-// attempts where that makes one; the waiting between passes is the same,
-// keyed by the semaphore's key, on which every permit's Unlock announces
-// its release (the Lock's key).
+// pass when retry is false: Locker.attempts' loop, with a pass of up to K
+// attempts where Locker.acquire makes one. The waiting between passes is
+// the same, keyed by the semaphore's key, on which every permit's Unlock
+// announces its release (the Lock's key).
 func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, retry bool) (lk *Lock, err error) {
 	l := s.l
 	attempts := 0
@@ -157,28 +157,29 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, retry bool) 
 	if err := w.start(ctx); err != nil {
 		return nil, l.quorumError(opLock, s.key, nil, err)
 	}
-	for pass := 1; ; pass++ {
-		var last error
+	l.attempts(ctx, &w, retry, func(int) bool {
 		off := mrand.IntN(s.k)
 		for j := range s.k {
-			if j > 0 && ctx.Err() != nil {
-				break
+			if cerr := ctx.Err(); cerr != nil { // send nothing more; err stays the last attempt's
+				if err == nil {
+					err = l.quorumError(opLock, s.key, nil, cerr)
+				}
+				return false
 			}
 			attempts++
 			v, keys := s.permit((off + j) % s.k)
-			got, _, aerr := l.attempt(ctx, v, s.key, keys, rand.Text(), ttl, nil)
-			if aerr == nil {
-				l.granted(got)
-				return got, nil
+			if lk, _, err = l.attempt(ctx, v, s.key, keys, rand.Text(), ttl); err == nil {
+				return true
 			}
-			last = aerr
 		}
-		if retry && w.next(ctx, pass) {
-			continue
-		}
-		if qerr, ok := last.(*QuorumError); ok && qerr.Cause == nil {
-			qerr.Cause = ctx.Err()
-		}
-		return nil, last
+		return false
+	})
+	if err == nil {
+		l.granted(lk)
+		return lk, nil
 	}
+	if qerr, ok := err.(*QuorumError); ok && qerr.Cause == nil {
+		qerr.Cause = ctx.Err()
+	}
+	return nil, err
 }

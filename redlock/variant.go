@@ -2,43 +2,51 @@ package redlock
 
 import (
 	"context"
-	"fmt"
-	"strings"
+	"time"
 
 	"github.com/quorumlock/quorumlock/quorum"
+	"github.com/quorumlock/quorumlock/redlock/layout"
 )
 
 // variant is how one kind of lock keeps its state on a master: its keys,
-// how it is acquired, and its extend and release scripts. Every variant
-// shares the quorum, validity, retry, renewal and release-on-failure rules.
+// and its acquire, extend and release scripts. Every variant shares the
+// quorum, validity, retry, renewal and release-on-failure rules.
+//
+// Tombstones keep a late acquire from landing after its release, whatever
+// carried it: every acquisition has an identity of its own on the masters
+// (a fresh token per attempt; for a reentrant hold, a hold id), every
+// release that does not find that identity's state leaves a tombstone
+// (tombKey) for it, and every acquire that finds its tombstone changes
+// nothing. A release may therefore go out at any time, also before the
+// acquire it follows reached the master (it left on another connection, a
+// reconnect, an EVAL sent after NOSCRIPT): the acquire cannot land after
+// it. A tombstone lives tombstoneLife or the lock's TTL, whichever is
+// longer, and blocks nobody; an acquire held up for longer than that would
+// set its key for its TTL with no holder, a delay for the others, never a
+// second holder.
 type variant struct {
 	// kind names the variant to an Observer: KindLock, KindFenced,
-	// KindReentrant, KindRead or KindWrite.
+	// KindReentrant, KindRead, KindWrite, KindFair, KindSemaphore or
+	// KindMulti.
 	kind string
-	// owned: the token is the caller's (a reentrant owner), never empty.
-	owned bool
+	// owner, when not "", is a reentrant lock's owner: Lock.Token returns
+	// it, while each hold's identity on the masters is a fresh hold id.
+	owner string
 	// keys returns the Redis keys of the lock named key; keys[0] is the
 	// key whose presence means "held". All share one hash slot.
 	keys func(key string) []string
 	// oneKey: keys returns just the key (the Locker then keeps it without
 	// an allocation of its own).
 	oneKey bool
-	// acquire returns one attempt's acquire step, which tries the lock on
-	// one master; the arguments are built once per attempt, not per
-	// master. A yes vote may carry an int64 Value (the fencing counter).
-	acquire func(keys []string, token string, ms int64) *call
-	// extend (ARGV token, ms) and release (ARGV token, channel, then
-	// releaseArg if set) answer a count: > 0 yes, 0 no.
-	extend, release script
-	releaseArg      any
+	// acquire, extend and release follow the conventions of scripts.go;
+	// acquireArgs and releaseArgs are the kind's own arguments, after the
+	// common ones. acquire and release answer a count: > 0 yes, 0 no. A
+	// yes to acquire may carry the fencing counter.
+	acquire, extend, release script
+	acquireArgs, releaseArgs []any
 	// fenced: the yes votes carry fencing counters to combine and write
 	// back before the lock is granted; the counter is the last of keys.
 	fenced bool
-	// keepUncertain: after a failed attempt, release only the masters
-	// that said yes, not those whose answer is unknown. For locks whose
-	// release undoes a count, where releasing an acquire that never
-	// landed would undo an earlier hold.
-	keepUncertain bool
 	// unqueued keeps the variant's Lock calls out of the Locker's
 	// per-key FIFO: a reentrant owner's nested Lock must never wait
 	// behind other waiters for a lock its owner holds.
@@ -47,103 +55,95 @@ type variant struct {
 	// the caller, not keys derived from key: no derived-key slot check,
 	// and they share a hash slot only if the caller gave them one.
 	explicit bool
-	// giveUp, if set, runs when an acquisition fails for good (TryLock's
-	// one attempt, or Lock's last).
-	giveUp func(ctx context.Context, l *Locker, key string, keys []string, acks *acks)
+	// giveUp, if set, is sent to every master, with a release's
+	// arguments, when an acquisition fails for good (TryLock's one
+	// attempt, or Lock's last): a waiting writer's withdrawal, a fair
+	// waiter's leave.
+	giveUp *script
 }
 
-// acquire makes a script, called with (token, ms), a variant's acquire.
-func (s script) acquire(keys []string, token string, ms int64) *call {
-	return s.with(keys, token, ms)
+// tombstoneLife is the shortest life of a tombstone: longer than any
+// plausible delay of a command on its way to a master (a TCP
+// retransmission, a reconnect, a stalled connection's timeout).
+const tombstoneLife = time.Minute
+
+// tombKey names the tombstone of identity id among the keys whose first is
+// first, in its hash slot.
+func tombKey(first, id string) string { return layout.Tomb(first, id) }
+
+// tombMS is the lifetime, in ms, of a tombstone for a lock with ttl.
+func tombMS(ttl time.Duration) int64 { return max(ttl, tombstoneLife).Milliseconds() }
+
+// acquireCall is v's acquire of keys with token for ms, for every node.
+func (l *Locker) acquireCall(v *variant, keys []string, token string, ms int64) *call {
+	c := l.newCall(opLock, v.acquire, tombKey(keys[0], token), keys, token, ms)
+	c.prepared = append(c.prepared, v.acquireArgs...)
+	return c
 }
 
-// releaseArgs are the release script's arguments; channel "" announces
-// nothing.
-func (v *variant) releaseArgs(channel, token string) []any {
-	if v.releaseArg != nil {
-		return []any{token, channel, v.releaseArg}
-	}
-	return []any{token, channel}
+// extendCall is v's extend of keys held with token to ms.
+func (l *Locker) extendCall(op string, s script, keys []string, token string, ms int64) *call {
+	return l.newCall(op, s, tombKey(keys[0], token), keys, token, ms)
 }
 
-// releases reports whether a failed attempt releases a master that voted
-// vote.
-func (v *variant) releases(vote quorum.Vote) bool {
-	return vote.Yes || (vote.Err != nil && !v.keepUncertain)
+// releaseCall is s, v's release or giveUp, of keys held with token,
+// announced on channel unless that is "".
+func (l *Locker) releaseCall(op string, v *variant, s script, keys []string, token, channel string, ttl time.Duration) *call {
+	c := l.newCall(op, s, tombKey(keys[0], token), keys, token, channel, tombMS(ttl))
+	c.prepared = append(c.prepared, v.releaseArgs...)
+	return c
+}
+
+// unsettled reports whether a failed attempt must release a master whose
+// acquire voted vote (answered tells whether it answered in time): unless
+// the master refused, the acquire may have landed, or may still.
+func unsettled(vote quorum.Vote, answered bool) bool {
+	return !answered || vote.Yes || vote.Err != nil
 }
 
 var plain = &variant{
-	kind:   KindLock,
-	keys:   func(key string) []string { return []string{key} },
-	oneKey: true,
-	acquire: func(keys []string, token string, ms int64) *call {
-		c := &call{cmd: "SET", vote: setVote}
-		c.buf[0], c.buf[1], c.buf[2], c.buf[3], c.buf[4] = keys[0], token, "NX", "PX", ms
-		c.args = c.buf[:5]
-		return c
-	},
+	kind:    KindLock,
+	keys:    func(key string) []string { return []string{key} },
+	oneKey:  true,
+	acquire: acquireScript,
 	extend:  extendScript,
 	release: releaseScript,
-}
-
-// setVote reads the reply of SET NX: "OK" is a grant and nil a refusal (the
-// key exists). Anything else, such as the "QUEUED" of a connection left in
-// MULTI, is a failed vote: the command did not run as sent.
-func setVote(reply any, err error) quorum.Vote {
-	switch {
-	case err != nil:
-		return quorum.Vote{Err: err}
-	case reply == nil:
-		return quorum.Vote{}
-	case reply == "OK":
-		return quorum.Vote{Yes: true}
-	}
-	return quorum.Vote{Err: fmt.Errorf("redlock: unexpected SET reply %v", reply)}
 }
 
 var fenced = &variant{
 	kind:    KindFenced,
 	keys:    func(key string) []string { return []string{key, fenceKey(key)} },
-	acquire: fenceAcquireScript.acquire,
+	acquire: fenceAcquireScript,
 	extend:  extendScript,
 	release: releaseScript,
 	fenced:  true,
 }
 
+// giveUp sends v's giveUp, if it has one, to every master, and waits for a
+// quorum of the replies (or the node timeout); ctx's end does not stop it.
+func (l *Locker) giveUp(ctx context.Context, v *variant, key string, keys []string, token string, ttl time.Duration) {
+	if v.giveUp == nil {
+		return
+	}
+	l.fanOut(context.WithoutCancel(ctx), l.releaseCall(opRelease, v, *v.giveUp, keys, token, ReleaseChannel(key), ttl))
+}
+
 // ReleaseChannel is the pub/sub channel on which a master announces that
 // the lock named key was released (wake on release).
-func ReleaseChannel(key string) string { return "quorumlock:released:" + key }
+func ReleaseChannel(key string) string { return layout.ReleaseChannel(key) }
 
 // fenceKey names the persistent fencing counter of key, in key's hash slot.
-func fenceKey(key string) string { return slotPrefix(key) + ":fence" }
+func fenceKey(key string) string { return layout.Fence(key) }
 
-// slotPrefix is key itself if it has a hash tag, else key as the hash tag:
-// keys that extend it stay in key's hash slot.
-func slotPrefix(key string) string {
-	if hasHashTag(key) {
-		return key
-	}
-	return "{" + key + "}"
-}
+// slotPrefix is key itself if it has a hash tag, else key as the hash tag
+// (layout.SlotPrefix).
+func slotPrefix(key string) string { return layout.SlotPrefix(key) }
 
 // checkDerivable refuses, with ErrInvalid, a key that no derived key can
-// share a hash slot with: one without a hash tag of its own that contains
-// '}' (as in "a}b" or "{}x"), for Redis Cluster hashes the whole key, while
-// a tag "{key}" would end at its first '}'. Every other key's derived keys
-// (slotPrefix) hash like the key itself.
+// share a hash slot with (see layout.Derivable).
 func checkDerivable(key string) error {
-	if !hasHashTag(key) && strings.IndexByte(key, '}') >= 0 {
-		return invalid("key %q: its derived keys (fencing counter, read-write state) cannot share its Redis Cluster hash slot; give it a hash tag of its own, or drop the '}'", key)
+	if !layout.Derivable(key) {
+		return invalid("key %q: its derived keys (tombstones, fencing counter, read-write state) cannot share its Redis Cluster hash slot; give it a hash tag of its own, or drop the '}'", key)
 	}
 	return nil
-}
-
-// hasHashTag reports whether Redis Cluster would hash only a {tag} of key.
-func hasHashTag(key string) bool {
-	open := strings.IndexByte(key, '{')
-	if open < 0 {
-		return false
-	}
-	close := strings.IndexByte(key[open+1:], '}')
-	return close > 0
 }

@@ -87,9 +87,9 @@ func (w *waiting) subscribe(ctx context.Context) bool {
 		mu sync.Mutex
 	)
 	channel := ReleaseChannel(w.key)
-	for _, n := range w.l.nodes {
-		sub, ok := n.(Subscriber)
-		if !ok {
+	for i := range w.l.senders {
+		sub := w.l.senders[i].sub
+		if sub == nil {
 			continue
 		}
 		wg.Go(func() {

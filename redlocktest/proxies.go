@@ -2,6 +2,7 @@ package redlocktest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/quorumlock/quorumlock/redlocktest/internal/nodetest"
 )
@@ -29,4 +30,19 @@ func NewReplyDropper(tb testing.TB, target, marker string) *ReplyDropper {
 func NewBlackHole(tb testing.TB) string {
 	tb.Helper()
 	return nodetest.NewBlackHole(tb)
+}
+
+// Delayer is a TCP proxy to a Redis server that holds the first chunk of
+// bytes containing its marker back for a while on each connection (and
+// what that connection sends after it), as a slow network would: the
+// command reaches the master long after its caller gave up, also after the
+// Node closed the connection. TestNode uses it for its LateAcquire check.
+type Delayer = nodetest.Delayer
+
+// NewDelayer starts a Delayer to target on a free loopback port, holding
+// back the first chunk containing marker on each connection for delay; it
+// stops when tb ends.
+func NewDelayer(tb testing.TB, target, marker string, delay time.Duration) *Delayer {
+	tb.Helper()
+	return nodetest.NewDelayer(tb, target, marker, delay)
 }

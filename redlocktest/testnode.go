@@ -44,16 +44,20 @@ import (
 //     bound of its context's deadline, through a connected Node and a
 //     fresh one, and the Node answers again once the master resumes.
 //   - Concurrent: concurrent calls on one Node get their own replies.
-//   - NoOvertake: a call made after another returned at its context's end
-//     does not reach the master before it: a SET NX held up behind a BLPOP
-//     on the Node's connection returns at its deadline, and the
-//     compare-and-delete made next must still run after it, or the SET
-//     leaves the lock on the master until its TTL. Skipped for a Node that
-//     refuses blocking commands.
-//   - Async, when the Node is a redlock.AsyncNode: DoAsync and
-//     EvalPreparedAsync run done exactly once with what Do and
-//     EvalPrepared return (the EVAL fallback included), and calls to a
-//     frozen master complete eventually, with or without a reply.
+//   - LateNoScript (for each script path): a script that the master
+//     answers NOSCRIPT after its caller gave up still goes again as EVAL,
+//     so that a late release still runs.
+//   - LateAcquire: a Locker over three Nodes, one behind a proxy that
+//     holds the acquire back past the node timeout and past the Node's own
+//     timeouts (NewDelayer), leaves no lock on that master after a failed
+//     attempt or an Unlock: the release may overtake the acquire (on
+//     another connection, after a reconnect), and the tombstone it leaves
+//     refuses the acquire. The Node must send each command once and never
+//     drop the release's EVAL fallback; the order is up to it.
+//   - Async, when the Node is a redlock.AsyncNode: EvalPreparedAsync runs
+//     done exactly once with what EvalPrepared returns (the EVAL fallback
+//     included), and calls to a frozen master complete eventually, with or
+//     without a reply.
 //   - Subscriber, when the Node is a redlock.Subscriber: a message
 //     published after Subscribe returned reaches every registration of its
 //     channel and no other; once unsubscribe returned nothing more is sent

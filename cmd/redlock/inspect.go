@@ -7,9 +7,11 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/quorumlock/quorumlock/pool"
+	"github.com/quorumlock/quorumlock/redlock/layout"
 )
 
 const inspectUsage = `usage: redlock inspect [flags] KEY
@@ -117,12 +119,7 @@ func readState(ctx context.Context, n *pool.Node, k lockKeys) keyState {
 	case "string":
 		s.Lock = &hold{Token: r.str("GET", k.key), TTLMs: r.int("PTTL", k.key)}
 	case "hash":
-		kv, _ := r.do("HGETALL", k.key).([]any)
-		owners := map[string]int64{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			owners[string(asBytes(kv[i]))], _ = strconv.ParseInt(string(asBytes(kv[i+1])), 10, 64)
-		}
-		s.Reentrant = &reentrantHold{Owners: owners, TTLMs: r.int("PTTL", k.key)}
+		s.Reentrant = &reentrantHold{Owners: reentrantOwners(r.do("HGETALL", k.key)), TTLMs: r.int("PTTL", k.key)}
 	}
 	if v := r.do("GET", k.writer); v != nil {
 		s.Writer = &hold{Token: string(asBytes(v)), TTLMs: r.int("PTTL", k.writer)}
@@ -288,4 +285,25 @@ func ttlString(ms int64) string {
 		return "none"
 	}
 	return (time.Duration(ms) * time.Millisecond).String()
+}
+
+// reentrantOwners reads a reentrant lock's hash (HGETALL's reply): its
+// owner and how many holds it has (see layout: the field "owner", and one
+// field "h:<hold id>" per hold).
+func reentrantOwners(reply any) map[string]int64 {
+	kv, _ := reply.([]any)
+	owner, holds := "", int64(0)
+	for i := 0; i+1 < len(kv); i += 2 {
+		switch f := string(asBytes(kv[i])); {
+		case f == layout.OwnerField:
+			owner = string(asBytes(kv[i+1]))
+		case strings.HasPrefix(f, layout.HoldPrefix):
+			holds++
+		}
+	}
+	owners := map[string]int64{}
+	if owner != "" {
+		owners[owner] = holds
+	}
+	return owners
 }

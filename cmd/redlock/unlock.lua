@@ -2,7 +2,7 @@
 -- kind, and tell waiters. The compare-and-delete of redlock/scripts/
 -- release.lua (plain and fenced locks, a read-write lock's writer), widened
 -- to the other holders a token names: a reentrant owner's holds (all of
--- them, as reentrant_release.lua does for the last one) and a reader.
+-- them: the hash, whose field 'owner' names the owner, goes) and a reader.
 -- KEYS[1] the lock key, KEYS[2] "{key}:w", KEYS[3] "{key}:r".
 -- ARGV[1] the token (a reentrant lock's owner); ARGV[2] release channel.
 -- Returns the names of what it removed: "lock", "reentrant", "writer",
@@ -12,7 +12,8 @@ local t = redis.call('TYPE', KEYS[1])['ok']
 if t == 'string' and redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
   table.insert(removed, 'lock')
-elseif t == 'hash' and redis.call('HDEL', KEYS[1], ARGV[1]) == 1 then
+elseif t == 'hash' and redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
+  redis.call('DEL', KEYS[1])
   table.insert(removed, 'reentrant')
 end
 if redis.call('GET', KEYS[2]) == ARGV[1] then

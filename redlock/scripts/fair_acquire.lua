@@ -10,36 +10,43 @@
 --     second holder; the queue only orders the waiters.
 -- The registration stays after a grant: a failed attempt keeps its place,
 -- and the holder's Unlock (fair_release.lua) or its expiry removes it.
--- KEYS[1] lock key, KEYS[2] queue (sorted set: id -> ticket), KEYS[3]
--- expiries (sorted set: id -> expiry in server ms), KEYS[4] ticket counter,
--- KEYS[5] when given the fencing counter: a grant INCRs it and returns it.
+-- Nothing happens when this attempt was released already, or the waiter
+-- left or unlocked (their tombstones): a late acquire neither takes the
+-- lock nor registers a waiter that is gone.
+-- KEYS[1] the attempt's tombstone; KEYS[2] lock key; KEYS[3] queue (sorted
+-- set: id -> ticket); KEYS[4] expiries (sorted set: id -> expiry in server
+-- ms); KEYS[5] ticket counter; KEYS[6] the waiter's tombstone; KEYS[7] when
+-- given the fencing counter: a grant INCRs it and returns it.
 -- ARGV[1] token; ARGV[2] TTL in ms; ARGV[3] waiter id; ARGV[4] ticket;
 -- ARGV[5] registration lifetime in ms. Returns 0 when refused.
+if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[6]) == 1 then
+  return 0
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local reg = tonumber(ARGV[5])
-local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
+local gone = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)
 for _, id in ipairs(gone) do
-  redis.call('ZREM', KEYS[2], id)
+  redis.call('ZREM', KEYS[3], id)
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
-redis.call('ZADD', KEYS[3], now + reg, ARGV[3])
-if tonumber(redis.call('GET', KEYS[4]) or '0') < tonumber(ARGV[4]) then
-  redis.call('SET', KEYS[4], ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[3])
+redis.call('ZADD', KEYS[4], now + reg, ARGV[3])
+if tonumber(redis.call('GET', KEYS[5]) or '0') < tonumber(ARGV[4]) then
+  redis.call('SET', KEYS[5], ARGV[4])
 end
-for i = 2, 4 do
+for i = 3, 5 do
   if redis.call('PTTL', KEYS[i]) < reg then
     redis.call('PEXPIRE', KEYS[i], reg)
   end
 end
-if redis.call('ZRANGE', KEYS[2], 0, 0)[1] ~= ARGV[3] then
+if redis.call('ZRANGE', KEYS[3], 0, 0)[1] ~= ARGV[3] then
   return 0
 end
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 0
 end
-if #KEYS > 4 then
-  return redis.call('INCR', KEYS[5])
+if #KEYS > 6 then
+  return redis.call('INCR', KEYS[7])
 end
 return 1

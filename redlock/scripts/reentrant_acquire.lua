@@ -1,23 +1,35 @@
--- Reentrant acquire: the hash KEYS[1] maps owner -> hold count. Granted when
--- the hash is absent or already held by this owner; the TTL is never
--- shortened by a nested acquire.
--- KEYS[2], when given, is the fencing counter (same hash tag): the owner's
+-- Reentrant acquire: the hash KEYS[2] holds the owner (field 'owner') and
+-- one field 'h:<hold id>' per hold of that owner. Granted when the hash is
+-- absent or held by this owner, unless this hold was released already (its
+-- tombstone KEYS[1] exists: a late acquire never lands after its release).
+-- The TTL is never shortened by a nested acquire. A hash without an
+-- 'owner' field is no reentrant lock of ours: refused.
+-- KEYS[3], when given, is the fencing counter (same hash tag): the owner's
 -- first hold on this master INCRs it, a nested hold reads it, and the reply
 -- is the counter instead of the hold count.
--- ARGV[1] owner; ARGV[2] TTL in milliseconds. Returns the new hold count
--- (or the counter), or 0 when another owner holds the lock.
-if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
-  local n = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-  if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
-    redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  end
-  if #KEYS < 2 then
-    return n
-  end
-  local f = tonumber(redis.call('GET', KEYS[2]) or '0')
-  if n == 1 or f < 1 then
-    f = redis.call('INCR', KEYS[2])
-  end
-  return f
+-- ARGV[1] hold id; ARGV[2] TTL in milliseconds; ARGV[3] owner.
+-- Returns the owner's hold count here (or the counter), or 0 if refused.
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return 0
 end
-return 0
+local holder = redis.call('HGET', KEYS[2], 'owner')
+if holder then
+  if holder ~= ARGV[3] then
+    return 0
+  end
+elseif redis.call('EXISTS', KEYS[2]) == 1 then
+  return 0
+end
+redis.call('HSET', KEYS[2], 'owner', ARGV[3], 'h:' .. ARGV[1], '1')
+if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
+local n = redis.call('HLEN', KEYS[2]) - 1
+if #KEYS < 3 then
+  return n
+end
+local f = tonumber(redis.call('GET', KEYS[3]) or '0')
+if not holder or f < 1 then
+  f = redis.call('INCR', KEYS[3])
+end
+return f

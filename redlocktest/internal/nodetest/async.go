@@ -45,41 +45,40 @@ func awaitResult(t *testing.T, ch <-chan asyncResult, what string) asyncResult {
 	}
 }
 
-// testAsync, for a Node that is a redlock.AsyncNode: DoAsync and
-// EvalPreparedAsync complete once, with what Do and EvalPrepared return
-// (the EVAL fallback included), also on a frozen master, whose pending
-// calls must complete eventually (the Locker sends a release only after
-// its acquire completed).
+// testAsync, for a Node that is a redlock.AsyncNode: EvalPreparedAsync
+// completes once, with what EvalPrepared returns (replies, error replies,
+// the EVAL fallback included), also on a frozen master, whose pending
+// calls must complete eventually.
 func (s *suite) testAsync(t *testing.T) {
 	n := s.node(t, 0)
 	a, ok := n.(redlock.AsyncNode)
 	if !ok {
 		t.Skip("the Node is not a redlock.AsyncNode")
 	}
+	call := func(ctx context.Context, src string, keys ...string) <-chan asyncResult {
+		done, ch := asyncCall(t)
+		sum := sha1.Sum([]byte(src))
+		args := []any{hex.EncodeToString(sum[:]), len(keys)}
+		for _, k := range keys {
+			args = append(args, k)
+		}
+		a.EvalPreparedAsync(ctx, src, args, done)
+		return ch
+	}
 	k := key(t)
-	done, ch := asyncCall(t)
-	a.DoAsync(ctx(t), "SET", []any{k, "v", "NX", "PX", 60000}, done)
-	if r := awaitResult(t, ch, "DoAsync SET"); r.reply != "OK" || r.err != nil {
-		t.Errorf("DoAsync SET NX = %#v, %v; want \"OK\"", r.reply, r.err)
+	setNX := script(t, "return redis.call('SET', KEYS[1], 'v', 'NX', 'PX', 60000)")
+	if r := awaitResult(t, call(ctx(t), setNX, k), "SET NX"); r.reply != "OK" || r.err != nil {
+		t.Errorf("a script's SET NX = %#v, %v; want \"OK\" (run once, by the EVAL fallback)", r.reply, r.err)
 	}
-	done, ch = asyncCall(t)
-	a.DoAsync(ctx(t), "SET", []any{k, "v", "NX", "PX", 60000}, done)
-	if r := awaitResult(t, ch, "DoAsync SET"); r.reply != nil || r.err != nil {
-		t.Errorf("DoAsync SET NX of a held key = %#v, %v; want nil", r.reply, r.err)
+	if r := awaitResult(t, call(ctx(t), setNX, k), "SET NX"); r.reply != nil || r.err != nil {
+		t.Errorf("a script's SET NX of a held key = %#v, %v; want nil", r.reply, r.err)
 	}
-	done, ch = asyncCall(t)
-	a.DoAsync(ctx(t), "INCR", []any{k}, done)
-	if r := awaitResult(t, ch, "DoAsync INCR"); r.err == nil || errors.Is(r.err, context.DeadlineExceeded) {
-		t.Errorf("DoAsync INCR of a string = %#v, %v; want an error reply", r.reply, r.err)
+	incr := script(t, "return redis.call('INCR', KEYS[1])")
+	if r := awaitResult(t, call(ctx(t), incr, k), "INCR"); r.err == nil || errors.Is(r.err, context.DeadlineExceeded) {
+		t.Errorf("a script's INCR of a string = %#v, %v; want an error reply", r.reply, r.err)
 	}
-	src := "return redis.call('INCR', KEYS[1])"
-	sum := sha1.Sum([]byte(src + " -- " + k)) // unknown to the master
-	src += " -- " + k
-	ik := key(t)
-	done, ch = asyncCall(t)
-	a.EvalPreparedAsync(ctx(t), src, []any{hex.EncodeToString(sum[:]), 1, ik}, done)
-	if r := awaitResult(t, ch, "EvalPreparedAsync"); r.reply != int64(1) || r.err != nil {
-		t.Errorf("EvalPreparedAsync of an unknown script = %#v, %v; want 1 (run once, by the EVAL fallback)", r.reply, r.err)
+	if r := awaitResult(t, call(ctx(t), incr, key(t)), "INCR"); r.reply != int64(1) || r.err != nil {
+		t.Errorf("a script's INCR = %#v, %v; want 1", r.reply, r.err)
 	}
 
 	// A frozen master: the calls stay pending, and complete eventually.
@@ -95,8 +94,7 @@ func (s *suite) testAsync(t *testing.T) {
 	for i := range chs {
 		cctx, cancel := context.WithTimeout(context.Background(), frozenTimeout)
 		defer cancel()
-		done, chs[i] = asyncCall(t)
-		a.DoAsync(cctx, "SET", []any{key(t), "v", "NX", "PX", 60000}, done)
+		chs[i] = call(cctx, incr, key(t))
 	}
 	for _, ch := range chs {
 		awaitResult(t, ch, "a call pending on a frozen master")

@@ -2,10 +2,12 @@ package nodetest
 
 import (
 	"bytes"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // ReplyDropper is a TCP proxy to a Redis server for testing the rule that
@@ -123,4 +125,99 @@ func NewBlackHole(tb testing.TB) string {
 		}
 	})
 	return l.Addr().String()
+}
+
+// Delayer is a TCP proxy to a Redis server that holds back the first chunk
+// of bytes containing its marker (on whichever connection it comes) for a
+// while before it forwards it, and, behind it, everything that connection
+// sends next, in order, as a slow network would. Every other connection,
+// and every reply, flows at once. It shows what a Node and a Locker do with
+// a command that reaches the master long after its caller gave up: after
+// the node timeout, after the Node closed the connection (the bytes still
+// arrive, as a TCP retransmission's would), and behind commands sent later
+// on other connections.
+type Delayer struct {
+	l         net.Listener
+	target    string
+	marker    []byte
+	delay     time.Duration
+	held      atomic.Bool // the marked chunk was seen
+	delivered atomic.Bool
+	closed    atomic.Int32 // client connections closed by the client
+	wg        sync.WaitGroup
+}
+
+// NewDelayer starts a Delayer to target on a free loopback port, holding
+// back the first chunk containing marker for delay; it stops when tb ends.
+func NewDelayer(tb testing.TB, target, marker string, delay time.Duration) *Delayer {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := &Delayer{l: l, target: target, marker: []byte(marker), delay: delay}
+	p.wg.Go(p.serve)
+	tb.Cleanup(func() { l.Close(); p.wg.Wait() })
+	return p
+}
+
+// Addr returns the address to dial instead of the server's.
+func (p *Delayer) Addr() string { return p.l.Addr().String() }
+
+// Delivered reports whether the held-back chunk has been forwarded.
+func (p *Delayer) Delivered() bool { return p.delivered.Load() }
+
+// Closed is the number of connections that their client closed.
+func (p *Delayer) Closed() int { return int(p.closed.Load()) }
+
+func (p *Delayer) serve() {
+	for {
+		c, err := p.l.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.wg.Go(func() { p.requests(c, s) })
+		p.wg.Go(func() {
+			io.Copy(c, s)
+			c.Close()
+		})
+	}
+}
+
+// requests copies the client's bytes to the server, holding the marked
+// chunk back: a writer of its own forwards the chunks in order, so that
+// the client's close is seen (Closed) while the held chunk waits. The
+// server side stays open until everything the client sent went out.
+func (p *Delayer) requests(c, s net.Conn) {
+	chunks := make(chan []byte, 1024)
+	p.wg.Go(func() {
+		defer s.Close()
+		for b := range chunks {
+			if bytes.Contains(b, p.marker) && p.held.CompareAndSwap(false, true) {
+				time.Sleep(p.delay)
+				s.Write(b)
+				p.delivered.Store(true)
+				continue
+			}
+			s.Write(b)
+		}
+		time.Sleep(50 * time.Millisecond) // what was written reaches the server before it sees the close
+	})
+	defer close(chunks)
+	for {
+		buf := make([]byte, 64<<10)
+		k, err := c.Read(buf)
+		if k > 0 {
+			chunks <- buf[:k]
+		}
+		if err != nil {
+			p.closed.Add(1)
+			return
+		}
+	}
 }

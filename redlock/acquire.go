@@ -1,0 +1,121 @@
+package redlock
+
+import (
+	"context"
+	"crypto/rand"
+	"time"
+)
+
+// acquire checks its input, then makes attempts of v until one succeeds, or
+// only one when retry is false. Config.Observer hears of every call.
+func (l *Locker) acquire(ctx context.Context, v *variant, key string, ttl time.Duration, retry bool) (lk *Lock, err error) {
+	attempts := 0
+	if l.observer != nil {
+		start := l.clock.Now()
+		defer func() {
+			l.observer.Acquire(AcquireEvent{Key: key, Kind: v.kind, Wait: l.clock.Now().Sub(start), Attempts: attempts, Err: err})
+		}()
+	}
+	if err := l.checkCall(ctx, key, ttl); err != nil {
+		return nil, err
+	}
+	// The Lock call's waiting and its key share one allocation.
+	first := &struct {
+		w   waiting
+		key [1]string
+	}{}
+	var keys []string
+	if v.oneKey {
+		first.key[0] = key
+		keys = first.key[:]
+	} else {
+		keys = v.keys(key)
+	}
+	if !v.explicit {
+		if err := checkDerivable(key); err != nil {
+			return nil, err
+		}
+	}
+	w := &first.w
+	l.initWaiting(w, key, retry && !v.unqueued)
+	defer w.close()
+	if err := w.start(ctx); err != nil {
+		return nil, l.quorumError(opLock, key, nil, err)
+	}
+	var token string // the last attempt's
+	attempts = l.attempts(ctx, w, retry, func(int) bool {
+		if cerr := ctx.Err(); cerr != nil { // send nothing; err stays the last attempt's
+			if err == nil {
+				err = l.quorumError(opLock, key, nil, cerr)
+			}
+			return false
+		}
+		token = rand.Text() // fresh per attempt: a late release of one never hits the next
+		var cleaned <-chan struct{}
+		lk, cleaned, err = l.attempt(ctx, v, key, keys, token, ttl)
+		if err == nil {
+			return true
+		}
+		if retry {
+			l.awaitCleanup(ctx, cleaned)
+		}
+		return false
+	})
+	if err == nil {
+		l.granted(lk)
+		return lk, nil
+	}
+	if token != "" { // some attempt went out
+		l.giveUp(ctx, v, key, keys, token, ttl)
+	}
+	if qerr, ok := err.(*QuorumError); ok && retry && qerr.Cause == nil {
+		qerr.Cause = ctx.Err()
+	}
+	return nil, err
+}
+
+// attempts is the one retry loop of every acquisition: it calls try(n) for
+// n = 1, 2, ... until try reports success, or only once when retry is
+// false, waiting between attempts as w says (w.next, until ctx ends). It
+// returns the number of attempts made.
+func (l *Locker) attempts(ctx context.Context, w *waiting, retry bool, try func(n int) (ok bool)) int {
+	for n := 1; ; n++ {
+		if try(n) || !retry || !w.next(ctx, n) {
+			return n
+		}
+	}
+}
+
+// awaitCleanup waits until a failed attempt's releases returned (cleaned
+// closes), for at most a node timeout, or until ctx ends. The next attempt
+// of the same Lock call goes out after it: sent earlier, it would find this
+// attempt's keys, not yet released, and count them as refusals; and since
+// a failed attempt's release announces nothing, a waiter woken by the
+// release it waited for could then fail and sleep through its whole
+// backoff, the masters free by then.
+func (l *Locker) awaitCleanup(ctx context.Context, cleaned <-chan struct{}) {
+	if cleaned == nil {
+		return
+	}
+	t := time.NewTimer(l.nodeTimeout)
+	defer t.Stop()
+	select {
+	case <-cleaned:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// granted starts what a new lock needs: its renewal with Config.AutoRenew,
+// and with an Observer its expiry timer, so that a loss is told even when
+// nobody watches Done.
+func (l *Locker) granted(lk *Lock) {
+	if l.observer != nil {
+		lk.mu.Lock()
+		lk.watchLocked()
+		lk.mu.Unlock()
+	}
+	if l.autoRenew {
+		lk.startRenewal()
+	}
+}

@@ -1,0 +1,102 @@
+package redlock
+
+import (
+	"fmt"
+
+	"github.com/quorumlock/quorumlock/quorum"
+)
+
+// call is one script call for a fan-out: its EVALSHA argument list (digest,
+// number of keys, keys, arguments), built once for every node, how its
+// reply reads as a vote, and what runs with each node's vote.
+type call struct {
+	l        *Locker
+	op       string // as Config.OnNodeError names it
+	s        script
+	prepared []any
+	vote     func(reply any, err error) quorum.Vote
+	// then, if set, runs with each node's vote as it arrives, before the
+	// fan-out counts it: on the goroutine that completed the call (a
+	// connection's reader), so it must not block.
+	then func(i int, v quorum.Vote)
+	buf  [10]any // backs prepared when it fits
+	// slots complete the call on the first nodes (a Completion each,
+	// without an allocation per node).
+	slots [8]slot
+}
+
+// newCall makes a call of s, with KEYS tomb then keys, and ARGV args, whose
+// reply is a count (see countVote).
+func (l *Locker) newCall(op string, s script, tomb string, keys []string, args ...any) *call {
+	c := &call{l: l, op: op, s: s, vote: countVote}
+	prepared := c.buf[:0]
+	if size := 3 + len(keys) + len(args); size > len(c.buf) {
+		prepared = make([]any, 0, size)
+	}
+	prepared = append(prepared, s.hashArg, 1+len(keys), tomb)
+	for _, k := range keys {
+		prepared = append(prepared, k)
+	}
+	c.prepared = append(prepared, args...)
+	return c
+}
+
+// evalArgs splits the prepared list into Node.Eval's keys and arguments,
+// for a Node that is no PreparedEvaler.
+func (c *call) evalArgs() ([]string, []any) {
+	nk := c.prepared[1].(int)
+	keys := make([]string, nk)
+	for j := range keys {
+		keys[j] = c.prepared[2+j].(string)
+	}
+	return keys, c.prepared[2+nk:]
+}
+
+// slot is one node's Completion of a call: it turns the reply into a vote
+// for the fan-out. i is the node; j the call's index in its fan-out (the
+// same, but for a fan-out to some of the nodes).
+type slot struct {
+	c    *call
+	i, j int
+	done quorum.Done
+}
+
+// slot returns node i's Completion of c, reporting to done as call j. A
+// call goes to each node once at most, so each node's slot serves once, and
+// sends to different nodes (which may complete on different goroutines)
+// share nothing.
+func (c *call) slot(i, j int, done quorum.Done) *slot {
+	if i < len(c.slots) {
+		c.slots[i] = slot{c: c, i: i, j: j, done: done}
+		return &c.slots[i]
+	}
+	return &slot{c: c, i: i, j: j, done: done}
+}
+
+// Complete turns the reply into node i's vote, runs the call's then, and
+// hands the vote to the fan-out; a failed vote that the fan-out did not
+// count (it came after the outcome was decided) is reported here.
+func (s *slot) Complete(reply any, err error) {
+	c := s.c
+	v := c.vote(reply, err)
+	if c.then != nil {
+		c.then(s.i, v)
+	}
+	if !s.done.Vote(s.j, v) {
+		c.l.observeLater(c.op, s.i, v)
+	}
+}
+
+// countVote reads a script's count: > 0 is a yes carrying the count, 0 a
+// no. Anything else, such as the "QUEUED" of a connection left in MULTI,
+// is a failed vote: the script did not run as sent.
+func countVote(reply any, err error) quorum.Vote {
+	if err != nil {
+		return quorum.Vote{Err: err}
+	}
+	c, ok := reply.(int64)
+	if !ok || c < 0 {
+		return quorum.Vote{Err: fmt.Errorf("redlock: unexpected script reply %v", reply)}
+	}
+	return quorum.Vote{Yes: c > 0, Value: c}
+}
