@@ -1,6 +1,7 @@
 package pool_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"sync"
@@ -159,3 +160,81 @@ func TestMultiDoesNotLeakIntoLocks(t *testing.T) {
 		t.Fatalf("the holder's Unlock: %v", err)
 	}
 }
+
+// subcommand is an application's own string type for command words.
+type subcommand string
+
+// wordArg is an argument that tells its own wire form (redis.Argument).
+type wordArg struct{ w string }
+
+func (a wordArg) RedisArg() any { return a.w }
+
+// The check judges each argument by the text that goes on the wire, not by
+// its Go type: a named string type, a redis.Argument or a fmt.Stringer
+// that spells REPLY or BLOCK is refused like the string itself. Before,
+// CLIENT subcommand("REPLY") SKIP reached the master: it stopped answering
+// two commands, every later reply went to the command two places earlier,
+// and a TryLock of a held key was granted by another command's OK.
+func TestConnStateCheckReadsTheWire(t *testing.T) {
+	modes(t, func(t *testing.T, cfg pool.Config) {
+		srv, n := start(t, redisproc.Options{}, cfg)
+		// A command that got through would leave replies out of step:
+		// every call is bounded, so that the test fails instead of hanging.
+		bounded := func() context.Context {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+			t.Cleanup(cancel)
+			return ctx
+		}
+		for _, c := range [][]any{
+			{"CLIENT", subcommand("REPLY"), "SKIP"},
+			{"CLIENT", wordArg{"reply"}, subcommand("OFF")},
+			{"CLIENT", redis.Args{}.Add("TRACKING")[0], "ON"},
+			{"CLIENT", stringer("Reply"), "SKIP"},
+		} {
+			if _, err := n.Do(bounded(), c[0].(string), c[1:]...); !errors.Is(err, pool.ErrConnState) {
+				t.Errorf("%v: %v, want ErrConnState", c, err)
+			}
+		}
+		if !cfg.Pooled {
+			_, err := n.Do(bounded(), "XREAD", subcommand("BLOCK"), 10, "STREAMS", "s", "$")
+			if !errors.Is(err, pool.ErrBlocking) {
+				t.Errorf("XREAD subcommand(BLOCK): %v, want ErrBlocking", err)
+			}
+		}
+		c, err := redis.Dial("tcp", srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		stats, err := redis.String(c.Do("INFO", "commandstats"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"client|reply", "client|tracking", "xread"} {
+			if strings.Contains(stats, "cmdstat_"+name+":") {
+				t.Errorf("the master ran %s:\n%s", name, stats)
+			}
+		}
+
+		// End to end: a held key is never granted to a TryLock after an
+		// application tried to switch the shared connection's replies off.
+		if _, err := n.Do(bounded(), "SET", "held", "other", "PX", 60000); err != nil {
+			t.Fatal(err)
+		}
+		n.Do(bounded(), "CLIENT", subcommand("REPLY"), "SKIP")
+		l, err := redlock.New([]redlock.Node{n}, redlock.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			if lk, err := l.TryLock(bounded(), "held", time.Minute); err == nil {
+				t.Fatalf("TryLock of a held key granted (token %s)", lk.Token())
+			}
+		}
+	})
+}
+
+// stringer prints itself through its String method, as fmt.Print does.
+type stringer string
+
+func (s stringer) String() string { return string(s) }

@@ -195,3 +195,65 @@ func TestInnerHoldNeverShortensOuter(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A late Unlock of a hold that expired never counts down the same owner's
+// newer hold: job-42 holds the lock, stalls past its TTL, and the retried
+// job, under the same owner id, acquires afresh. The stalled hold's Unlock
+// must fail (its hold is gone), and leave the new hold in place: another
+// owner stays refused. Before holds had ids of their own, that Unlock
+// returned nil and deleted the new hold's hash.
+func TestReentrantStaleUnlockLeavesNewerHold(t *testing.T) {
+	_, nodes := cluster(t, 3)
+	l := newLocker(t, asNodes(nodes), redlock.Config{})
+	ctx := t.Context()
+	job := l.Reentrant("job", "job-42")
+	stalled, err := job.TryLock(ctx, 600*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	await(t, "the stalled hold expired everywhere", func() bool { return countKey(t, nodes, "job") == 0 })
+	retried, err := job.TryLock(ctx, 10*time.Second)
+	if err != nil {
+		t.Fatalf("the retried job: %v", err)
+	}
+	if err := stalled.Unlock(ctx); !errors.Is(err, redlock.ErrLockLost) {
+		t.Fatalf("the stalled hold's late Unlock: %v, want ErrLockLost", err)
+	}
+	if got := holds(t, nodes, "job", "job-42"); got != fmt.Sprint(repeat("1", 3)) {
+		t.Fatalf("after the late Unlock: holds %s, want the retried job's hold everywhere", got)
+	}
+	if _, err := l.Reentrant("job", "other").TryLock(ctx, 10*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("another owner while the retried job holds: %v, want ErrNotAcquired", err)
+	}
+	if err := retried.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	await(t, "the hash gone everywhere", func() bool { return countKey(t, nodes, "job") == 0 })
+}
+
+// Unlocking one *Lock twice counts down one hold, not two.
+func TestReentrantDoubleUnlockCountsOnce(t *testing.T) {
+	_, nodes := cluster(t, 3)
+	l := newLocker(t, asNodes(nodes), redlock.Config{})
+	ctx := t.Context()
+	m := l.Reentrant("twice", "o")
+	outer, err := m.TryLock(ctx, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := m.TryLock(ctx, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inner.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := inner.Unlock(ctx); !errors.Is(err, redlock.ErrLockLost) {
+		t.Fatalf("a second Unlock of the same hold: %v, want ErrLockLost", err)
+	}
+	await(t, "one hold left everywhere", func() bool { return holds(t, nodes, "twice", "o") == fmt.Sprint(repeat("1", 3)) })
+	if _, err := l.Reentrant("twice", "p").TryLock(ctx, 10*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("another owner while the outer hold remains: %v", err)
+	}
+	outer.Unlock(ctx)
+}

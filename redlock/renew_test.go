@@ -228,3 +228,28 @@ func TestDoCutOff(t *testing.T) {
 		t.Fatalf("another client acquired at %v, before fn's context ended at %v", at, cancelledAt)
 	}
 }
+
+// Unlock with a nil context releases the lock and stops its renewal, as
+// with context.Background(): before, it returned ErrInvalid and the
+// renewal went on for ever.
+func TestUnlockNilContextStopsRenewal(t *testing.T) {
+	_, nodes := cluster(t, 3)
+	l := newLocker(t, asNodes(nodes), redlock.Config{AutoRenew: true})
+	lk, err := l.TryLock(t.Context(), "renewed", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nilCtx context.Context
+	if err := lk.Unlock(nilCtx); err != nil {
+		t.Fatalf("Unlock(nil): %v", err)
+	}
+	awaitValues(t, nodes, "renewed", "", "", "")
+	select {
+	case <-lk.Done():
+	default:
+		t.Fatal("Done is open after Unlock(nil): the renewal goes on")
+	}
+	if err := lk.Err(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Err after Unlock(nil) = %v, want the Unlock's", err)
+	}
+}

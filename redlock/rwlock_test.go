@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -167,4 +168,59 @@ func countKey(t *testing.T, nodes []*pool.Node, key string) int {
 		}
 	}
 	return c
+}
+
+// subscribeStall is a pool.Node whose Subscribe succeeds only once the
+// subscribing call's context ended: a Lock whose context ends while it
+// subscribes (on a slow master) is told "try again" by its wait.
+type subscribeStall struct {
+	*pool.Node
+	started chan struct{} // closed at the first Subscribe of any of them
+	once    *sync.Once
+}
+
+func (s *subscribeStall) Subscribe(ctx context.Context, channel string, ch chan<- struct{}) (func(), error) {
+	unsub, err := s.Node.Subscribe(context.WithoutCancel(ctx), channel, ch)
+	s.once.Do(func() { close(s.started) })
+	<-ctx.Done()
+	return unsub, err
+}
+
+// A writer whose Lock gives up between attempts, after its wait said "try
+// again" but before the next attempt sent anything (its context ended while
+// it subscribed to release announcements), still withdraws its waiting
+// mark from every master: readers are not kept out for the writer's TTL.
+// Before, the withdrawal waited for acks of an attempt that was never sent,
+// and {key}:wq stayed for the whole TTL.
+func TestRWWriterGivingUpBetweenAttemptsWithdraws(t *testing.T) {
+	_, nodes := cluster(t, 3)
+	started, once := make(chan struct{}), &sync.Once{}
+	stalls := make([]redlock.Node, len(nodes))
+	for i, n := range nodes {
+		stalls[i] = &subscribeStall{Node: n, started: started, once: once}
+	}
+	l := newLocker(t, stalls, redlock.Config{})
+	rw := l.RWMutex("doc")
+	r, err := rw.RLock(t.Context(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := rw.Lock(ctx, time.Minute)
+		done <- err
+	}()
+	<-started // the first attempt announced the writer; the wait subscribes
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("writer Lock: %v, want context.Canceled", err)
+	}
+	await(t, "the announcement withdrawn", func() bool { return countKey(t, nodes, "{doc}:wq") == 0 })
+	r2, err := rw.TryRLock(t.Context(), time.Minute)
+	if err != nil {
+		t.Fatalf("a reader after the writer gave up: %v", err)
+	}
+	r2.Unlock(t.Context())
+	r.Unlock(t.Context())
 }
