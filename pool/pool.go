@@ -262,7 +262,9 @@ func (n *Node) EvalPreparedAsync(ctx context.Context, src string, cmdArgs []any,
 }
 
 // run is do as a nodekit.Runner.
-func (n *Node) run(ctx context.Context, cmd string, args []any) (any, error) { return n.do(ctx, cmd, args) }
+func (n *Node) run(ctx context.Context, cmd string, args []any) (any, error) {
+	return n.do(ctx, cmd, args)
+}
 
 // do sends one command through the pipeline, or on a pooled connection.
 func (n *Node) do(ctx context.Context, cmd string, args []any) (any, error) {

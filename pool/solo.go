@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
 )
 
 // Solo reads. The reply to a command usually reaches its caller through
