@@ -151,6 +151,7 @@ type muxConn struct {
 	outstanding atomic.Int64  // commands written whose reply was not read yet
 	inflight    atomic.Int64  // their sizes (see size)
 	answered    atomic.Int64  // when its last reply was read (sinceStart), 0 before
+	scripts     scriptsSent   // the writer's (scriptsent.go)
 	refs        atomic.Int32  // its goroutines and callers writing on it; the last drains
 
 	mu      sync.Mutex
@@ -432,7 +433,8 @@ func (m *mux) writeBatch(mc *muxConn, batch []*request, self *request) bool {
 	}
 	solo := idle && self != nil && len(batch) == 1 && batch[0] == self && mc.mayReadSolo()
 	for i, r := range batch {
-		if err := mc.c.Send(r.cmd, r.args...); err != nil {
+		cmd, args := mc.scripts.wire(r)
+		if err := mc.c.Send(cmd, args...); err != nil {
 			m.fail(mc, err)
 			if solo {
 				mc.token <- struct{}{}

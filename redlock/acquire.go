@@ -13,7 +13,7 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key string, ttl time.D
 	if l.observer != nil {
 		start := l.clock.Now()
 		defer func() {
-			l.observer.Acquire(AcquireEvent{Key: key, Kind: v.kind, Wait: l.clock.Now().Sub(start), Attempts: attempts, Err: err})
+			l.observer.Acquire(AcquireEvent{Key: key, Kind: v.kind, Wait: l.clock.Now().Sub(start), Attempts: attempts, Err: err, ctx: detach(ctx)})
 		}()
 	}
 	if err := l.checkCall(ctx, key, ttl); err != nil {
@@ -24,20 +24,21 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key string, ttl time.D
 		w   waiting
 		key [1]string
 	}{}
+	rkey := l.prefix + key // the lock's name on the masters
 	var keys []string
 	if v.oneKey {
-		first.key[0] = key
+		first.key[0] = rkey
 		keys = first.key[:]
 	} else {
-		keys = v.keys(key)
+		keys = v.keys(rkey)
 	}
 	if !v.explicit {
-		if err := checkDerivable(key); err != nil {
+		if err := checkDerivable(rkey); err != nil {
 			return nil, err
 		}
 	}
 	w := &first.w
-	l.initWaiting(w, key, retry && !v.unqueued)
+	l.initWaiting(w, rkey, retry && !v.unqueued)
 	defer w.close()
 	if err := w.start(ctx); err != nil {
 		return nil, l.quorumError(opLock, key, nil, err)
@@ -62,16 +63,25 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key string, ttl time.D
 		return false
 	})
 	if err == nil {
-		l.granted(lk)
+		l.granted(ctx, lk)
 		return lk, nil
 	}
 	if token != "" { // some attempt went out
-		l.giveUp(ctx, v, key, keys, token, ttl)
+		l.giveUp(ctx, v, rkey, keys, token, ttl)
 	}
 	if qerr, ok := err.(*QuorumError); ok && retry && qerr.Cause == nil {
 		qerr.Cause = ctx.Err()
 	}
 	return nil, err
+}
+
+// detach is ctx without its cancellation, for an Observer's events; nil for
+// nil (bad input).
+func detach(ctx context.Context) context.Context {
+	if ctx == nil {
+		return nil
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // attempts is the one retry loop of every acquisition: it calls try(n) for
@@ -108,9 +118,11 @@ func (l *Locker) awaitCleanup(ctx context.Context, cleaned <-chan struct{}) {
 
 // granted starts what a new lock needs: its renewal with Config.AutoRenew,
 // and with an Observer its expiry timer, so that a loss is told even when
-// nobody watches Done.
-func (l *Locker) granted(lk *Lock) {
+// nobody watches Done, and the context its later events carry (that of the
+// acquisition call ctx, without its cancellation).
+func (l *Locker) granted(ctx context.Context, lk *Lock) {
 	if l.observer != nil {
+		lk.ctx = detach(ctx)
 		lk.mu.Lock()
 		lk.watchLocked()
 		lk.mu.Unlock()

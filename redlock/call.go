@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/quorumlock/quorumlock/quorum"
@@ -11,7 +12,8 @@ import (
 // reply reads as a vote, and what runs with each node's vote.
 type call struct {
 	l        *Locker
-	op       string // as Config.OnNodeError names it
+	ctx      context.Context // the operation's, for the observers; set when it is sent
+	op       string          // as Config.OnNodeError names it
 	s        script
 	prepared []any
 	vote     func(reply any, err error) quorum.Vote
@@ -82,9 +84,7 @@ func (s *slot) Complete(reply any, err error) {
 	if c.then != nil {
 		c.then(s.i, v)
 	}
-	if !s.done.Vote(s.j, v) {
-		c.l.observeLater(c.op, s.i, v)
-	}
+	c.l.heard(c, s.i, v, !s.done.Vote(s.j, v))
 }
 
 // countVote reads a script's count: > 0 is a yes carrying the count, 0 a

@@ -62,6 +62,16 @@ type Config struct {
 	// SlogObserver). Nil means none. OnNodeError keeps working beside it.
 	Observer Observer
 
+	// KeyPrefix is put in front of every Redis key the Locker uses: the
+	// lock keys, the keys derived from them (fencing counters, read-write
+	// state, fair queues, permits, tombstones) and the release channels,
+	// so that lock keys cannot collide with an application's data keys on
+	// the same masters ("locks:" makes "invoice:42" the key
+	// "locks:invoice:42"). Lock.Key, Keys and the events keep the names as
+	// the caller gave them. Every client of one lock must use the same
+	// prefix. "" (the default) uses the names as they are.
+	KeyPrefix string
+
 	// DisableWakeOnRelease makes a waiting Lock poll only (its Retry
 	// backoff, and Unlocks through the same Locker): it never subscribes
 	// to release announcements, even through a Node that is a Subscriber.
@@ -157,6 +167,7 @@ type settings struct {
 	onNodeError   func(op, addr string, err error)
 	observer      Observer // nil: none
 	noWake        bool
+	prefix        string
 }
 
 func (c Config) settings(n int) (settings, error) {
@@ -173,6 +184,7 @@ func (c Config) settings(n int) (settings, error) {
 		onNodeError:   c.OnNodeError,
 		observer:      c.Observer,
 		noWake:        c.DisableWakeOnRelease,
+		prefix:        c.KeyPrefix,
 	}
 	if s.quorum == 0 {
 		s.quorum = n/2 + 1

@@ -17,6 +17,12 @@ var (
 	// our token any more (it expired, or someone else holds the lock), too
 	// few masters answered, or the lock's validity had already passed.
 	ErrLockLost = errors.New("redlock: lock lost")
+	// ErrUnavailable is matched, beside ErrNotAcquired or ErrLockLost, by
+	// a *QuorumError whose quorum failed for want of answers: too few
+	// masters answered, and none refused. The lock may well be free; the
+	// masters are down, cut off or too slow. Tell it apart from
+	// contention to decide whether to run anyway, retry later or alert.
+	ErrUnavailable = errors.New("redlock: too few masters answered")
 )
 
 // QuorumError describes an operation that did not reach its quorum (or
@@ -65,11 +71,23 @@ func (e *QuorumError) Error() string {
 	return b.String()
 }
 
-// Unwrap returns the operation's sentinel, Cause and NodeErrors.
+// Unavailable reports whether the quorum failed for want of answers, not
+// for refusals: some master failed (an error, no answer within the node
+// timeout), none refused, and fewer than a quorum granted. A call whose
+// context ended before any master failed is not.
+func (e *QuorumError) Unavailable() bool {
+	return e.Refused == 0 && e.Granted < e.Quorum && e.Failed > 0
+}
+
+// Unwrap returns the operation's sentinel (with ErrUnavailable when
+// Unavailable), Cause and NodeErrors.
 func (e *QuorumError) Unwrap() []error {
 	errs := []error{ErrLockLost}
 	if e.Op == opLock {
 		errs[0] = ErrNotAcquired
+	}
+	if e.Unavailable() {
+		errs = append(errs, ErrUnavailable)
 	}
 	if e.Cause != nil {
 		errs = append(errs, e.Cause)

@@ -53,7 +53,13 @@ func (lk *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 func (lk *Lock) extend(ctx context.Context, ttl time.Duration, auto bool) (err error) {
 	l := lk.l
 	if o := l.observer; o != nil {
-		defer func() { o.Renew(RenewEvent{Key: lk.key, Kind: lk.v.kind, Auto: auto, Until: lk.Until(), Err: err}) }()
+		ectx := lk.ctx // the renewal's: the acquisition's context
+		if !auto {
+			ectx = detach(ctx)
+		}
+		defer func() {
+			o.Renew(RenewEvent{Key: lk.key, Kind: lk.v.kind, Auto: auto, Until: lk.Until(), Err: err, ctx: ectx})
+		}()
 	}
 	if err := l.checkCall(ctx, lk.key, ttl); err != nil {
 		return err

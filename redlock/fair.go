@@ -110,22 +110,23 @@ func (f *Fair) acquire(ctx context.Context, ttl time.Duration, retry bool) (*Loc
 	if err := l.checkCall(ctx, f.key, ttl); err != nil {
 		return nil, err
 	}
-	if err := checkDerivable(f.key); err != nil {
+	rkey := l.prefix + f.key // its name on the masters
+	if err := checkDerivable(rkey); err != nil {
 		return nil, err
 	}
 	reg := l.registration()
 	start := l.clock.Now()
 	id := rand.Text()
-	keys := fairKeys(f.key, id)
+	keys := fairKeys(rkey, id)
 	ticket, err := f.draw(ctx, keys[3], reg, retry)
 	if err != nil {
 		if l.observer != nil {
-			l.observer.Acquire(AcquireEvent{Key: f.key, Kind: KindFair, Wait: l.clock.Now().Sub(start), Err: err})
+			l.observer.Acquire(AcquireEvent{Key: f.key, Kind: KindFair, Wait: l.clock.Now().Sub(start), Err: err, ctx: detach(ctx)})
 		}
 		return nil, err
 	}
 	if l.fencing {
-		keys = append(keys, fenceKey(f.key))
+		keys = append(keys, fenceKey(rkey))
 	}
 	v := fairWaiter(id, ticket, reg, keys, l.fencing)
 	if !retry {

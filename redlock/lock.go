@@ -17,8 +17,9 @@ type Lock struct {
 	keys       []string
 	ttl        time.Duration
 	fence      int64
-	granted    time.Time     // when the Locker returned it, on its clock
-	extending  chan struct{} // holds a token while an Extend runs: one at a time (see extend.go); made by the first Extend
+	granted    time.Time       // when the Locker returned it, on its clock
+	ctx        context.Context // the acquisition call's, without its cancellation, for an Observer's events; nil without one
+	extending  chan struct{}   // holds a token while an Extend runs: one at a time (see extend.go); made by the first Extend
 
 	mu       sync.Mutex
 	until    time.Time
@@ -193,7 +194,7 @@ func (lk *Lock) endLocked(err error) bool {
 func (lk *Lock) Unlock(ctx context.Context) (err error) {
 	if o := lk.l.observer; o != nil {
 		held := lk.l.clock.Now().Sub(lk.granted)
-		defer func() { o.Release(ReleaseEvent{Key: lk.key, Kind: lk.v.kind, Held: held, Err: err}) }()
+		defer func() { o.Release(ReleaseEvent{Key: lk.key, Kind: lk.v.kind, Held: held, Err: err, ctx: detach(ctx)}) }()
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -212,9 +213,10 @@ func (lk *Lock) Unlock(ctx context.Context) (err error) {
 		return fmt.Errorf("redlock: unlock %q: unlocked already: %w", lk.key, ErrLockLost)
 	}
 	l := lk.l
-	release := l.releaseCall(opUnlock, lk.v, lk.v.release, lk.keys, lk.token, ReleaseChannel(lk.key), lk.ttl)
+	rkey := l.prefix + lk.key // its name on the masters
+	release := l.releaseCall(opUnlock, lk.v, lk.v.release, lk.keys, lk.token, ReleaseChannel(rkey), lk.ttl)
 	res, err := l.fanOut(ctx, release) // sent whatever ctx does
-	l.queues.released(lk.key)
+	l.queues.released(rkey)
 	switch {
 	case err != nil:
 		return l.quorumError(opUnlock, lk.key, nil, err)

@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"reflect"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,6 +17,11 @@ type Locker struct {
 	senders []sender // one per node, made in New (sender.go)
 	queues  queues   // this process's waiters, per key
 	settings
+
+	// states, with down, follows which masters fail, when the Observer
+	// is a NodeStateObserver (observe.go); nil otherwise.
+	states NodeStateObserver
+	down   []atomic.Bool
 }
 
 // New returns a Locker over nodes. It checks the node list (at least one
@@ -42,6 +48,9 @@ func New(nodes []Node, cfg Config) (*Locker, error) {
 	l := &Locker{nodes: append([]Node(nil), nodes...), senders: make([]sender, len(nodes)), settings: s}
 	for i, n := range nodes {
 		l.senders[i] = newSender(i, n)
+	}
+	if so, ok := cfg.Observer.(NodeStateObserver); ok {
+		l.states, l.down = so, make([]atomic.Bool, len(nodes))
 	}
 	return l, nil
 }

@@ -11,7 +11,7 @@ package redlock
 
 import (
 	"context"
-	"slices"
+	"strings"
 	"time"
 )
 
@@ -51,8 +51,11 @@ func (l *Locker) acquireMulti(ctx context.Context, keys []string, ttl time.Durat
 	if err := checkMultiKeys(keys); err != nil {
 		return nil, err
 	}
-	keys = slices.Clone(keys) // the caller may reuse its slice
-	return l.acquire(ctx, multi(keys), keys[0], ttl, retry)
+	rkeys := make([]string, len(keys)) // their names on the masters; the caller may reuse its slice
+	for i, k := range keys {
+		rkeys[i] = l.prefix + k
+	}
+	return l.acquire(ctx, multi(rkeys), keys[0], ttl, retry)
 }
 
 // checkMultiKeys refuses, with ErrInvalid, an empty list, an empty key and
@@ -90,8 +93,12 @@ func multi(keys []string) *variant {
 // Keys returns the keys the lock holds: those of LockMulti or TryLockMulti,
 // in the order given, and for every other lock its one Key.
 func (lk *Lock) Keys() []string {
-	if lk.v.explicit {
-		return slices.Clone(lk.keys)
+	if !lk.v.explicit {
+		return []string{lk.key}
 	}
-	return []string{lk.key}
+	keys := make([]string, len(lk.keys))
+	for i, k := range lk.keys {
+		keys[i] = strings.TrimPrefix(k, lk.l.prefix)
+	}
+	return keys
 }

@@ -1,24 +1,54 @@
 package redlock
 
 import (
+	"context"
+
 	"github.com/quorumlock/quorumlock/internal/serial"
 	"github.com/quorumlock/quorumlock/quorum"
 )
 
 // observe tells Config.OnNodeError and Observer.NodeError that master i's
-// call for op failed with err.
-func (l *Locker) observe(op string, i int, err error) {
+// call for op failed with err; ctx is the operation's.
+func (l *Locker) observe(ctx context.Context, op string, i int, err error) {
 	if l.onNodeError != nil {
 		l.onNodeError(op, l.nodes[i].Addr(), err)
 	}
 	if l.observer != nil {
-		l.observer.NodeError(NodeErrorEvent{Op: op, Addr: l.nodes[i].Addr(), Err: err})
+		l.observer.NodeError(NodeErrorEvent{Op: op, Addr: l.nodes[i].Addr(), Err: err, ctx: detach(ctx)})
 	}
+}
+
+// heard is told of every vote of master i on c as it arrives (late: after
+// the fan-out decided, so that it is no part of its Result), possibly on a
+// connection's reader goroutine: it follows whether the master answers
+// (NodeStateObserver), and reports a late failure, both from a goroutine
+// of their own.
+func (l *Locker) heard(c *call, i int, v quorum.Vote, late bool) {
+	l.noteState(c.ctx, i, v.Err)
+	if late {
+		l.observeLater(c.ctx, c.op, i, v)
+	}
+}
+
+// noteState records whether master i answered (err is nil) or failed, and
+// tells the NodeStateObserver when that changed; it costs nothing without
+// one.
+func (l *Locker) noteState(ctx context.Context, i int, err error) {
+	if l.states == nil {
+		return
+	}
+	failing := err != nil
+	if l.down[i].Load() == failing || l.down[i].Swap(failing) == failing {
+		return
+	}
+	e := NodeStateEvent{Addr: l.nodes[i].Addr(), Up: !failing, Err: err, ctx: detach(ctx)}
+	later.Go(func() { l.states.NodeState(e) })
 }
 
 // reportFailed tells the observers of every failed vote in res, on the
 // caller's goroutine; nodes maps res's indices to masters (nil: the same).
-func (l *Locker) reportFailed(op string, res *quorum.Result, nodes []int) {
+// A master that had not answered at the timeout is failing from then on.
+func (l *Locker) reportFailed(ctx context.Context, op string, res *quorum.Result, nodes []int) {
 	if res == nil || (l.onNodeError == nil && l.observer == nil) {
 		return
 	}
@@ -30,18 +60,21 @@ func (l *Locker) reportFailed(op string, res *quorum.Result, nodes []int) {
 		if nodes != nil {
 			i = nodes[j]
 		}
-		l.observe(op, i, v.Err)
+		if v.Err == quorum.ErrNoAnswer {
+			l.noteState(ctx, i, v.Err)
+		}
+		l.observe(ctx, op, i, v.Err)
 	}
 }
 
 // observeLater is observe for a vote that arrived on a goroutine that must
 // not run user code (a connection's reader), if it failed: the observers
 // are told on a goroutine of their own, one report after the other.
-func (l *Locker) observeLater(op string, i int, v quorum.Vote) {
+func (l *Locker) observeLater(ctx context.Context, op string, i int, v quorum.Vote) {
 	if v.Err == nil || (l.onNodeError == nil && l.observer == nil) {
 		return
 	}
-	later.Go(func() { l.observe(op, i, v.Err) })
+	later.Go(func() { l.observe(ctx, op, i, v.Err) })
 }
 
 // later runs the reports of observeLater one after the other; a burst of
@@ -51,6 +84,6 @@ var later serial.Queue
 // lost tells the Observer that lk ended with err, unless err is its Unlock.
 func (lk *Lock) lost(err error) {
 	if o := lk.l.observer; o != nil && err != nil && err != errUnlocked {
-		o.Lost(LostEvent{Key: lk.key, Kind: lk.v.kind, Cause: err})
+		o.Lost(LostEvent{Key: lk.key, Kind: lk.v.kind, Cause: err, ctx: lk.ctx})
 	}
 }

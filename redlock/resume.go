@@ -50,7 +50,7 @@ func (l *Locker) Resume(ctx context.Context, key, token string, ttl time.Duratio
 	if l.observer != nil {
 		start := l.clock.Now()
 		defer func() {
-			l.observer.Acquire(AcquireEvent{Key: key, Kind: v.kind, Wait: l.clock.Now().Sub(start), Attempts: attempts, Err: err})
+			l.observer.Acquire(AcquireEvent{Key: key, Kind: v.kind, Wait: l.clock.Now().Sub(start), Attempts: attempts, Err: err, ctx: detach(ctx)})
 		}()
 	}
 	if token == "" {
@@ -59,8 +59,8 @@ func (l *Locker) Resume(ctx context.Context, key, token string, ttl time.Duratio
 	if err := l.checkCall(ctx, key, ttl); err != nil {
 		return nil, err
 	}
-	keys := v.keys(key)
-	if err := checkDerivable(key); err != nil {
+	keys := v.keys(l.prefix + key)
+	if err := checkDerivable(l.prefix + key); err != nil {
 		return nil, err
 	}
 	attempts = 1
@@ -102,6 +102,6 @@ func (l *Locker) resume(ctx context.Context, v *variant, key string, keys []stri
 	lk.mu.Lock()
 	lk.until, lk.granted, lk.fence = start.Add(validity), l.clock.Now(), fence
 	lk.mu.Unlock()
-	l.granted(lk)
+	l.granted(ctx, lk)
 	return lk, nil
 }

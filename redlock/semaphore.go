@@ -108,7 +108,7 @@ func permitKey(key string, i int) string { return layout.Permit(key, i) }
 // permit returns the variant and the keys of permit i: a plain lock on its
 // key, or a fenced one whose counter is the semaphore's.
 func (s *Semaphore) permit(i int) (*variant, []string) {
-	keys := []string{permitKey(s.key, i)}
+	keys := []string{permitKey(s.l.prefix+s.key, i)}
 	v := &variant{
 		kind:    KindSemaphore,
 		acquire: acquireScript,
@@ -116,7 +116,7 @@ func (s *Semaphore) permit(i int) (*variant, []string) {
 		release: releaseScript,
 	}
 	if s.l.fencing {
-		keys = append(keys, fenceKey(s.key))
+		keys = append(keys, fenceKey(s.l.prefix+s.key))
 		v.acquire, v.fenced = fenceAcquireScript, true
 	}
 	v.keys = func(string) []string { return keys }
@@ -131,7 +131,7 @@ func (s *Semaphore) check(ctx context.Context, ttl time.Duration) error {
 	if s.k < 1 || s.k > MaxPermits {
 		return invalid("semaphore %q: %d permits: it must have between 1 and %d", s.key, s.k, MaxPermits)
 	}
-	return checkDerivable(s.key)
+	return checkDerivable(s.l.prefix + s.key)
 }
 
 // acquire makes passes over the permits until one is granted, or only one
@@ -145,14 +145,14 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, retry bool) 
 	if l.observer != nil {
 		start := l.clock.Now()
 		defer func() {
-			l.observer.Acquire(AcquireEvent{Key: s.key, Kind: KindSemaphore, Wait: l.clock.Now().Sub(start), Attempts: attempts, Err: err})
+			l.observer.Acquire(AcquireEvent{Key: s.key, Kind: KindSemaphore, Wait: l.clock.Now().Sub(start), Attempts: attempts, Err: err, ctx: detach(ctx)})
 		}()
 	}
 	if err := s.check(ctx, ttl); err != nil {
 		return nil, err
 	}
 	var w waiting
-	l.initWaiting(&w, s.key, retry)
+	l.initWaiting(&w, l.prefix+s.key, retry)
 	defer w.close()
 	if err := w.start(ctx); err != nil {
 		return nil, l.quorumError(opLock, s.key, nil, err)
@@ -175,7 +175,7 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, retry bool) 
 		return false
 	})
 	if err == nil {
-		l.granted(lk)
+		l.granted(ctx, lk)
 		return lk, nil
 	}
 	if qerr, ok := err.(*QuorumError); ok && qerr.Cause == nil {

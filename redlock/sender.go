@@ -54,21 +54,23 @@ func (s *sender) start(ctx context.Context, c *call, j int, done quorum.Done) {
 // its call (slot.Complete). With one master the call runs on the caller's
 // goroutine, which reads its reply itself.
 func (l *Locker) fanOut(ctx context.Context, c *call) (*quorum.Result, error) {
+	c.ctx = ctx
 	if len(l.senders) == 1 {
 		return l.runOne(ctx, c)
 	}
 	res, err := quorum.Async(ctx, len(l.senders), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout},
 		func(nctx context.Context, i int, done quorum.Done) { l.senders[i].start(nctx, c, i, done) })
-	l.reportFailed(c.op, res, nil)
+	l.reportFailed(ctx, c.op, res, nil)
 	return res, err
 }
 
 // fanOutTo is fanOut to some of the masters (nodes), needing need of them;
 // the Result is indexed by position in nodes.
 func (l *Locker) fanOutTo(ctx context.Context, c *call, nodes []int, need int) (*quorum.Result, error) {
+	c.ctx = ctx
 	res, err := quorum.Async(ctx, len(nodes), quorum.Options{Need: need, Timeout: l.nodeTimeout},
 		func(nctx context.Context, j int, done quorum.Done) { l.senders[nodes[j]].start(nctx, c, j, done) })
-	l.reportFailed(c.op, res, nodes)
+	l.reportFailed(ctx, c.op, res, nodes)
 	return res, err
 }
 
@@ -88,6 +90,7 @@ func (l *Locker) runOne(ctx context.Context, c *call) (*quorum.Result, error) {
 	if c.then != nil {
 		c.then(0, v)
 	}
+	l.heard(c, 0, v, false)
 	one := &oneResult{}
 	res := &one.res
 	res.Votes, res.Answered, res.Need = one.votes[:], one.answered[:], 1
@@ -100,7 +103,7 @@ func (l *Locker) runOne(ctx context.Context, c *call) (*quorum.Result, error) {
 	default:
 		res.No = 1
 	}
-	l.reportFailed(c.op, res, nil)
+	l.reportFailed(ctx, c.op, res, nil)
 	return res, ctx.Err()
 }
 
@@ -116,6 +119,7 @@ type oneResult struct {
 // now, passed). The calls do not end with ctx. Their failures are reported
 // to the observers. It is how a failed attempt is cleaned up.
 func (l *Locker) sendAll(ctx context.Context, c *call, which func(i int) bool) (done <-chan struct{}) {
+	c.ctx = ctx
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.nodeTimeout)
 	cl := &cleanup{done: make(chan struct{}), cancel: cancel}
 	n := int32(0)

@@ -121,11 +121,12 @@ var fenced = &variant{
 
 // giveUp sends v's giveUp, if it has one, to every master, and waits for a
 // quorum of the replies (or the node timeout); ctx's end does not stop it.
-func (l *Locker) giveUp(ctx context.Context, v *variant, key string, keys []string, token string, ttl time.Duration) {
+// rkey is the lock's name on the masters (with Config.KeyPrefix).
+func (l *Locker) giveUp(ctx context.Context, v *variant, rkey string, keys []string, token string, ttl time.Duration) {
 	if v.giveUp == nil {
 		return
 	}
-	l.fanOut(context.WithoutCancel(ctx), l.releaseCall(opRelease, v, *v.giveUp, keys, token, ReleaseChannel(key), ttl))
+	l.fanOut(context.WithoutCancel(ctx), l.releaseCall(opRelease, v, *v.giveUp, keys, token, ReleaseChannel(rkey), ttl))
 }
 
 // ReleaseChannel is the pub/sub channel on which a master announces that
