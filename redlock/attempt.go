@@ -23,7 +23,7 @@ func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []str
 	if v.fenced {
 		counter = keys[len(keys)-1]
 	}
-	res, start, fence, err := l.round(ctx, l.acquireCall(v, keys, token, ms), counter)
+	res, start, fence, err := l.round(ctx, l.acquireCall(v, keys, token, ms), counter, ms)
 	if validity := l.validity(ttl, start); err == nil && res.OK() && validity > 0 {
 		return newLock(l, v, key, keys, token, ttl, fence, start.Add(validity)), nil, nil
 	}
@@ -38,11 +38,11 @@ func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []str
 // when counter is not "", the fencing token written back to the quorum
 // that granted it. It returns the votes, when the round started (validity
 // counts from there) and the fencing token.
-func (l *Locker) round(ctx context.Context, c *call, counter string) (res *quorum.Result, start time.Time, fence int64, err error) {
+func (l *Locker) round(ctx context.Context, c *call, counter string, ms int64) (res *quorum.Result, start time.Time, fence int64, err error) {
 	start = l.clock.Now()
 	res, err = l.fanOut(ctx, c)
 	if err == nil && res.OK() && counter != "" {
-		fence, err = l.raiseFence(ctx, res, counter)
+		fence, err = l.raiseFence(ctx, res, counter, ms)
 	}
 	return res, start, fence, err
 }

@@ -182,11 +182,14 @@ func ExampleLock_Fence() {
 		log.Fatal(err)
 	}
 	defer next.Unlock(ctx)
-	fmt.Printf("fence %d < fence %d\n", first.Fence(), next.Fence())
-	fmt.Printf("UPDATE ledger SET ..., fence = %d WHERE fence <= %d\n", next.Fence(), next.Fence())
+	// db.Exec("UPDATE ledger SET ..., fence = $1 WHERE fence <= $1", next.Fence())
+	fmt.Println("the next holder's token is greater:", next.Fence() > first.Fence())
+	// Tokens start from the masters' clocks (microseconds since 1970), so
+	// that a counter lost in a restart comes back above them.
+	fmt.Println("tokens are timestamps:", first.Fence() > time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro())
 	// Output:
-	// fence 1 < fence 2
-	// UPDATE ledger SET ..., fence = 2 WHERE fence <= 2
+	// the next holder's token is greater: true
+	// tokens are timestamps: true
 }
 
 // The same owner may take the lock again; each Unlock gives one hold back.

@@ -91,7 +91,7 @@ func (l *Locker) resume(ctx context.Context, v *variant, key string, keys []stri
 			lk.mu.Unlock()
 		}
 	}
-	res, start, fence, err := l.round(ctx, c, counter)
+	res, start, fence, err := l.round(ctx, c, counter, ms)
 	ok := err == nil && res.OK()
 	validity := l.validity(ttl, start)
 	if !ok || validity <= 0 {

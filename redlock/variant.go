@@ -74,10 +74,14 @@ func tombKey(first, id string) string { return layout.Tomb(first, id) }
 // tombMS is the lifetime, in ms, of a tombstone for a lock with ttl.
 func tombMS(ttl time.Duration) int64 { return max(ttl, tombstoneLife).Milliseconds() }
 
-// acquireCall is v's acquire of keys with token for ms, for every node.
+// acquireCall is v's acquire of keys with token for ms, for every node; a
+// fenced one gets the fencing counter's lifetime last.
 func (l *Locker) acquireCall(v *variant, keys []string, token string, ms int64) *call {
 	c := l.newCall(opLock, v.acquire, tombKey(keys[0], token), keys, token, ms)
 	c.prepared = append(c.prepared, v.acquireArgs...)
+	if v.fenced {
+		c.prepared = append(c.prepared, fenceMS(ms))
+	}
 	return c
 }
 

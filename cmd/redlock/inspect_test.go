@@ -65,7 +65,7 @@ func TestInspect(t *testing.T) {
 		t.Fatalf("plain lock: %+v", rep)
 	}
 	for _, m := range rep.Masters {
-		if m.Type != "string" || m.Lock == nil || m.Lock.Token != plain.Token() || m.Lock.TTLMs <= 0 || m.Lock.TTLMs > 10000 || m.Fence == nil || *m.Fence != 1 {
+		if m.Type != "string" || m.Lock == nil || m.Lock.Token != plain.Token() || m.Lock.TTLMs <= 0 || m.Lock.TTLMs > 10000 || m.Fence == nil || *m.Fence < plain.Fence() {
 			t.Fatalf("plain lock on %s: %+v", m.Addr, m)
 		}
 	}

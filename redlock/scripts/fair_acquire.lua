@@ -16,9 +16,11 @@
 -- KEYS[1] the attempt's tombstone; KEYS[2] lock key; KEYS[3] queue (sorted
 -- set: id -> ticket); KEYS[4] expiries (sorted set: id -> expiry in server
 -- ms); KEYS[5] ticket counter; KEYS[6] the waiter's tombstone; KEYS[7] when
--- given the fencing counter: a grant INCRs it and returns it.
+-- given the fencing counter: a grant raises it (as fence_acquire.lua does)
+-- and returns it.
 -- ARGV[1] token; ARGV[2] TTL in ms; ARGV[3] waiter id; ARGV[4] ticket;
--- ARGV[5] registration lifetime in ms. Returns 0 when refused.
+-- ARGV[5] registration lifetime in ms; ARGV[6] the fencing counter's
+-- lifetime in ms. Returns 0 when refused.
 if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[6]) == 1 then
   return 0
 end
@@ -46,7 +48,11 @@ end
 if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 0
 end
-if #KEYS > 6 then
-  return redis.call('INCR', KEYS[7])
+if #KEYS < 7 then
+  return 1
 end
-return 1
+local c = tonumber(redis.call('GET', KEYS[7]) or '0')
+local t = redis.call('TIME')
+local f = math.max(c + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+redis.call('SET', KEYS[7], f, 'PX', ARGV[6])
+return f

@@ -1,12 +1,22 @@
--- Acquire with a fencing token: SET NX PX, and on success INCR the key's
--- persistent fencing counter and return it (always >= 1).
+-- Acquire with a fencing token: SET NX PX, and on success raise the key's
+-- fencing counter and return it (see below).
 -- KEYS[1] this attempt's tombstone; KEYS[2] lock key; KEYS[3] fencing
--- counter (same hash tag). ARGV[1] token; ARGV[2] TTL in milliseconds.
+-- counter (same hash tag). ARGV[1] token; ARGV[2] TTL in milliseconds;
+-- ARGV[3] the counter's lifetime in ms.
 -- Returns 0 if refused (held, or the attempt was released already).
+-- The fencing counter is raised to max(counter + 1, the master's clock in
+-- microseconds), and expires ARGV[3] ms after its last use: a counter
+-- lost in a restart (or expired) comes back above every token issued
+-- before, as long as the masters' clocks do not step back, or disagree, by
+-- more than that restart took (see redlock/fence.go).
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
-if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return redis.call('INCR', KEYS[3])
+if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return 0
 end
-return 0
+local c = tonumber(redis.call('GET', KEYS[3]) or '0')
+local t = redis.call('TIME')
+local f = math.max(c + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+redis.call('SET', KEYS[3], f, 'PX', ARGV[3])
+return f

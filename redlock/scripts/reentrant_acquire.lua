@@ -5,9 +5,10 @@
 -- The TTL is never shortened by a nested acquire. A hash without an
 -- 'owner' field is no reentrant lock of ours: refused.
 -- KEYS[3], when given, is the fencing counter (same hash tag): the owner's
--- first hold on this master INCRs it, a nested hold reads it, and the reply
--- is the counter instead of the hold count.
--- ARGV[1] hold id; ARGV[2] TTL in milliseconds; ARGV[3] owner.
+-- first hold on this master raises it (as fence_acquire.lua does), a nested
+-- hold reads it, and the reply is the counter instead of the hold count.
+-- ARGV[1] hold id; ARGV[2] TTL in milliseconds; ARGV[3] owner; ARGV[4],
+-- with KEYS[3], the counter's lifetime in ms.
 -- Returns the owner's hold count here (or the counter), or 0 if refused.
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
@@ -29,7 +30,10 @@ if #KEYS < 3 then
   return n
 end
 local f = tonumber(redis.call('GET', KEYS[3]) or '0')
-if not holder or f < 1 then
-  f = redis.call('INCR', KEYS[3])
+if holder and f >= 1 then
+  return f
 end
+local t = redis.call('TIME')
+f = math.max(f + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+redis.call('SET', KEYS[3], f, 'PX', ARGV[4])
 return f
