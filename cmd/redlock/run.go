@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strconv"
 	"syscall"
@@ -123,10 +122,12 @@ func cmdRun(args []string, e env) int {
 	for i, n := range ms {
 		nodes[i] = n
 	}
+	renewed := renewals{c: make(chan struct{}, 1)}
 	locker, err := redlock.New(nodes, redlock.Config{
 		AutoRenew:   true,
 		Fencing:     f.fence,
 		NodeTimeout: time.Duration(c.nodeTimeout),
+		Observer:    renewed,
 	})
 	if err != nil {
 		return e.usageError("run", err)
@@ -155,7 +156,7 @@ func cmdRun(args []string, e env) int {
 		return finishRun(e, c, res, "")
 	}
 	res.Acquired, res.Token, res.Fence = true, lk.Token(), lk.Fence()
-	return supervise(e, c, ms, lk, command, f, sigs, res)
+	return supervise(e, c, ms, lk, command, f, sigs, renewed.c, res)
 }
 
 // acquire takes the lock as the flags say. A signal from sigs cancels the
@@ -212,59 +213,81 @@ func finishRun(e env, c *common, res runResult, msg string) int {
 }
 
 // supervise runs the command under lk and returns redlock's exit status.
-func supervise(e env, c *common, ms masters, lk *redlock.Lock, command []string, f runFlags, sigs <-chan os.Signal, res runResult) int {
+// It releases the lock only once no process of the command's job is left.
+func supervise(e env, c *common, ms masters, lk *redlock.Lock, command []string, f runFlags, sigs <-chan os.Signal, renewed <-chan struct{}, res runResult) int {
 	key := lk.Key()
 	extra := []string{"REDLOCK_KEY=" + key, "REDLOCK_TOKEN=" + lk.Token()}
 	if f.fence {
 		extra = append(extra, "REDLOCK_FENCE="+strconv.FormatInt(lk.Fence(), 10))
 	}
-	ch, err := startChild(e, command, extra)
+	j, err := startJob(e, command, extra, f, lk.Until())
 	if err != nil {
 		unlock(c, ms, lk)
-		res.Outcome, res.ExitCode = "error", exitCannotExec
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			res.ExitCode = exitNotFound
-		}
-		return finishRun(e, c, res, fmt.Sprintf("run: %v", err))
+		res.Outcome, res.ExitCode = "error", exitSoftware
+		return finishRun(e, c, res, fmt.Sprintf("run: starting the command's guardian: %v", err))
 	}
 	done := lk.Done()
-	var killTimer *time.Timer
-	var werr error
-wait:
-	for {
+	for events := j.events; events != nil; {
 		select {
-		case werr = <-ch.exited:
-			break wait
+		case m, ok := <-events:
+			if !ok {
+				events = nil
+				break
+			}
+			j.note(m)
 		case s := <-sigs:
-			ch.signal(s.(syscall.Signal))
+			j.signal(s.(syscall.Signal))
+		case <-renewed:
+			j.setUntil(lk.Until())
 		case <-done:
 			done = nil
-			if !errors.Is(lk.Err(), redlock.ErrLockLost) {
-				continue
+			if errors.Is(lk.Err(), redlock.ErrLockLost) {
+				j.stop()
 			}
-			ch.signal(syscall.SIGTERM)
-			killTimer = time.AfterFunc(time.Duration(f.killAfter), func() { ch.signal(syscall.SIGKILL) })
 		}
 	}
-	if killTimer != nil {
-		killTimer.Stop()
-	}
-	lockErr := lk.Err() // nil: held until the command ended
+	gerr := j.end()
+	lockErr := lk.Err() // nil: held until the whole job ended
 	unlock(c, ms, lk)
-	status, ok := exitStatus(werr)
-	if ok {
-		res.CommandStatus = &status
-	}
-	if errors.Is(lockErr, redlock.ErrLockLost) {
+	res.CommandStatus = j.status
+	switch {
+	case j.failed != nil:
+		res.CommandStatus = nil
+		res.Outcome, res.ExitCode = "error", exitCannotExec
+		if code, _ := j.failed.int(); code == exitNotFound {
+			res.ExitCode = exitNotFound
+		}
+		return finishRun(e, c, res, "run: "+j.failed.rest())
+	case !j.done:
+		res.Outcome, res.ExitCode = "error", exitSoftware
+		return finishRun(e, c, res, fmt.Sprintf("run: the command's guardian died (%v); every process of the command was killed", gerr))
+	case errors.Is(lockErr, redlock.ErrLockLost):
 		res.Outcome, res.ExitCode = "lost", exitLost
 		return finishRun(e, c, res, fmt.Sprintf("run: lost the lock %q while the command ran (%v); the command was stopped", key, lockErr))
-	}
-	if !ok {
+	case j.reason == stopValidity:
+		res.Outcome, res.ExitCode = "lost", exitLost
+		return finishRun(e, c, res, fmt.Sprintf("run: no renewal of the lock %q got through before its validity ran short; the command was stopped", key))
+	case j.status == nil:
 		res.Outcome, res.ExitCode = "error", exitSoftware
-		return finishRun(e, c, res, fmt.Sprintf("run: waiting for the command: %v", werr))
+		return finishRun(e, c, res, "run: the command's guardian did not report its status")
 	}
-	res.Outcome, res.ExitCode = "done", status
+	res.Outcome, res.ExitCode = "done", *j.status
 	return finishRun(e, c, res, "")
+}
+
+// renewals tells supervise of every renewal of the lock, so that the
+// guardian learns each new Until.
+type renewals struct {
+	redlock.NopObserver
+	c chan struct{}
+}
+
+// Renew signals c without waiting: one pending signal is enough.
+func (r renewals) Renew(redlock.RenewEvent) {
+	select {
+	case r.c <- struct{}{}:
+	default:
+	}
 }
 
 // unlock releases lk. Unlock may return at a quorum; before redlock exits,
