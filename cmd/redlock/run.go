@@ -19,7 +19,12 @@ const runUsage = `usage: redlock run [flags] KEY -- COMMAND [ARG...]
 Run COMMAND while holding the lock KEY on a quorum of the masters, renewing
 it every third of its TTL. COMMAND gets REDLOCK_KEY, REDLOCK_TOKEN and, with
 --fence, REDLOCK_FENCE in its environment, and runs in a process group of
-its own. The lock is released when COMMAND ends, whatever its status.
+its own under a guardian process. Its job (COMMAND and what it starts)
+never outlives the lock: it gets SIGTERM, then SIGKILL after --kill-after,
+when the lock is lost or redlock is killed, and is dead before the lock's
+validity could end without a renewal. When COMMAND ends, what it left
+running is stopped the same way. The lock is released once no process of
+the job is left, whatever COMMAND's status.
 
 Flags:
   -w, --timeout DURATION  give up waiting for the lock after DURATION (30s,
@@ -29,15 +34,16 @@ Flags:
                           exit status when the lock is not acquired (default 1)
   --ttl DURATION          the lock's TTL, renewed every third of it (default 30s)
   --fence                 take a fencing token and pass it as REDLOCK_FENCE
-  --kill-after DURATION   SIGKILL this long after the SIGTERM of a lost lock
-                          (default 10s)
+  --kill-after DURATION   SIGKILL this long after the job's SIGTERM (default
+                          10s), and never later than the lock's validity allows
 ` + commonUsage + `
 Exit status: COMMAND's own when it ended with the lock held throughout
 (128+N when signal N ended it); -E's (default 1) when the lock was not
-acquired, and COMMAND did not run; 75 when the lock was lost while COMMAND
-ran: its process group got SIGTERM at once and SIGKILL after --kill-after;
-64 for bad usage or a bad node list; 69 when fewer than a quorum of masters
-answer; 126/127 when COMMAND cannot be run.
+acquired, and COMMAND did not run; 75 when the lock was lost, or no renewal
+got through in time, while COMMAND ran, and the job was stopped; 64 for bad
+usage or a bad node list; 69 when fewer than a quorum of masters answer; 70
+when the guardian died (the job was killed); 126/127 when COMMAND cannot be
+run.
 SIGINT, SIGTERM, SIGHUP and SIGQUIT to redlock are forwarded to COMMAND's
 process group.
 
