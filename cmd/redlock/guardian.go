@@ -46,7 +46,10 @@ import (
 //     whose Until has not moved gets its SIGTERM min(--kill-after, TTL/3)
 //     before the margin;
 //   - when the command (the leader) ends, whatever it left behind gets
-//     SIGTERM, then SIGKILL after --kill-after (or at the margin).
+//     SIGTERM, then SIGKILL after --kill-after (or at the margin);
+//   - it does not start the command at all when Until is already so close
+//     that the command would get its SIGTERM at once (the acquisition or
+//     the start took most of the validity).
 //
 // It tells redlock when the job is done: no member of the group and no
 // descendant of its own left. redlock releases the lock only then.
@@ -116,6 +119,13 @@ func runGuardian(args []string) int {
 	if g.until, err = untilOf(first); err != nil {
 		send(report, msgFailed, exitSoftware, err)
 		return exitSoftware
+	}
+	if !time.Now().Before(g.termAt()) {
+		// The lock could be kept no longer than it takes to stop the
+		// job (a slow start, a machine that stalled): do not start it.
+		send(report, msgStopping, stopValidity)
+		send(report, msgDone)
+		return exitOK
 	}
 	becomeSubreaper() // Linux only; elsewhere the job is its process group
 	leader, err := g.start(args[3:])
@@ -218,12 +228,16 @@ func (g *guardian) act(now time.Time) time.Duration {
 	return next
 }
 
+// termAt is when the job gets SIGTERM if no renewal moves Until: early
+// enough for its grace before the deadline.
+func (g *guardian) termAt() time.Time { return g.until.Add(-g.margin - g.grace) }
+
 // due sends the signals that are due at now and returns how long until the
 // next one is.
 func (g *guardian) due(now time.Time) time.Duration {
 	deadline := g.until.Add(-g.margin) // the job must be dead by then
 	if g.stopFrom.IsZero() {
-		termAt := deadline.Add(-g.grace)
+		termAt := g.termAt()
 		if now.Before(termAt) {
 			return termAt.Sub(now)
 		}

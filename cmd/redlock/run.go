@@ -270,6 +270,9 @@ func supervise(e env, c *common, ms masters, lk *redlock.Lock, command []string,
 	case errors.Is(lockErr, redlock.ErrLockLost):
 		res.Outcome, res.ExitCode = "lost", exitLost
 		return finishRun(e, c, res, fmt.Sprintf("run: lost the lock %q while the command ran (%v); the command was stopped", key, lockErr))
+	case j.reason == stopValidity && j.pgid == 0:
+		res.Outcome, res.ExitCode = "lost", exitLost
+		return finishRun(e, c, res, fmt.Sprintf("run: the lock %q was too close to the end of its validity to start the command; it did not run", key))
 	case j.reason == stopValidity:
 		res.Outcome, res.ExitCode = "lost", exitLost
 		return finishRun(e, c, res, fmt.Sprintf("run: no renewal of the lock %q got through before its validity ran short; the command was stopped", key))
