@@ -17,10 +17,10 @@
 //     is: it appends "overlap ID KEY NS FENCE PID HOLDER", HOLDER being the
 //     job that holds the mark, then waits for the mark in the background
 //     (so that the jobs after it are checked against it too);
-//  3. with WORKER "group" or "setsid", starts a worker (redlockjob -worker)
-//     that inherits both locks, ignores SIGTERM and sleeps until killed,
-//     in the job's process group or, with "setsid", in a session of its own;
-//     it appends "worker ID PID";
+//  3. with WORKER "group" or "setsid", starts a worker (redlockjob -worker
+//     DIR ID) that inherits both locks, ignores SIGTERM and sleeps until
+//     killed, in the job's process group or, with "setsid", in a session of
+//     its own; once it ignores SIGTERM it appends "worker ID PID";
 //  4. runs for HOLD (a Go duration), then exits 0. With TERM "exit" it dies
 //     of SIGTERM at once; with "ignore" it ignores it.
 //
@@ -43,8 +43,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) == 2 && os.Args[1] == "-worker" {
-		worker()
+	if len(os.Args) == 4 && os.Args[1] == "-worker" {
+		worker(os.Args[2], os.Args[3])
 	}
 	if len(os.Args) != 7 {
 		fmt.Fprintln(os.Stderr, "usage: redlockjob DIR ID KEY HOLD TERM WORKER")
@@ -56,10 +56,13 @@ func main() {
 	}
 }
 
-// worker ignores SIGTERM and sleeps until killed, holding the locks it
-// inherited as fds 3 and 4.
-func worker() {
+// worker ignores SIGTERM, says so, and sleeps until killed, holding the
+// locks it inherited as fds 3 and 4.
+func worker(dir, id string) {
 	signal.Ignore(syscall.SIGTERM)
+	if err := record(dir, "worker", id, strconv.Itoa(os.Getpid())); err != nil {
+		fmt.Fprintln(os.Stderr, "redlockjob:", err)
+	}
 	for {
 		time.Sleep(time.Hour)
 	}
@@ -118,13 +121,10 @@ func run(dir, id, key, hold, term, work string) error {
 		if err != nil {
 			return err
 		}
-		w := exec.Command(exe, "-worker")
+		w := exec.Command(exe, "-worker", dir, id)
 		w.ExtraFiles = []*os.File{self, running}
 		w.SysProcAttr = &syscall.SysProcAttr{Setsid: work == "setsid"}
 		if err := w.Start(); err != nil {
-			return err
-		}
-		if err := record(dir, "worker", id, strconv.Itoa(w.Process.Pid)); err != nil {
 			return err
 		}
 		w.Process.Release() // the worker outlives the leader: not ours to wait for
