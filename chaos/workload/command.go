@@ -112,7 +112,7 @@ func BuildCommands(ctx context.Context) (*Commands, error) {
 			return nil, err
 		}
 	}
-	cmd := exec.CommandContext(ctx, goCommand(), "build", "-o", filepath.Join(root, "bin")+string(filepath.Separator),
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(root, "bin")+string(filepath.Separator),
 		"github.com/quorumlock/quorumlock/cmd/redlock", "github.com/quorumlock/quorumlock/chaos/cmd/redlockjob")
 	cmd.Dir = moduleDir()
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -124,14 +124,6 @@ func BuildCommands(ctx context.Context) (*Commands, error) {
 
 // Close removes the binaries and the records.
 func (c *Commands) Close() error { return os.RemoveAll(c.root) }
-
-// goCommand is the go command that builds the binaries.
-func goCommand() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
-}
 
 // moduleDir is the chaos module's directory, where go build finds both
 // packages: the one this file was compiled from when it is still there,

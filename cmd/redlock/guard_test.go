@@ -91,42 +91,33 @@ func TestRunLostLockKillsWhatTheLeaderLeft(t *testing.T) {
 	mustBeDead(t, "when redlock exited", map[string]int{"worker": worker})
 }
 
-// The leader ends normally and leaves a worker behind: redlock stops it,
-// and releases the lock and exits only then, with the leader's status.
+// The leader ends normally and leaves a worker behind, in its process
+// group or in a session of its own (setsid: the guardian, a subreaper,
+// inherits it when its parent ends): redlock stops it, and releases the
+// lock and exits only then, with the leader's status.
 func TestRunStopsWhatTheCommandLeftBehind(t *testing.T) {
 	c := startCluster(t, 3, redisproc.Options{})
-	dir := jobDir(t)
-	w := filepath.Join(dir, "w")
-	script := "sh " + filepath.Join(dir, "worker.sh") + " " + w + " & while [ ! -e " + w + " ]; do sleep 0.01; done; exit 4"
-	r := redlockRun(t, c.nodes, "run", "--kill-after", "100ms", "job", "--", "sh", "-c", script)
-	worker := pidIn(t, w)
-	if r.code != 4 {
-		t.Fatalf("status %d, want the command's 4; stderr %q", r.code, r.stderr)
+	for _, start := range []string{"sh", "setsid sh"} {
+		t.Run(start, func(t *testing.T) {
+			if _, err := exec.LookPath(strings.Fields(start)[0]); err != nil {
+				t.Skip(err)
+			}
+			dir := jobDir(t)
+			w := filepath.Join(dir, "w")
+			script := start + " " + filepath.Join(dir, "worker.sh") + " " + w + " & while [ ! -e " + w + " ]; do sleep 0.01; done; exit 4"
+			r := redlockRun(t, c.nodes, "run", "--kill-after", "100ms", "job", "--", "sh", "-c", script)
+			worker := pidIn(t, w)
+			if r.code != 4 {
+				t.Fatalf("status %d, want the command's 4; stderr %q", r.code, r.stderr)
+			}
+			mustBeDead(t, "when redlock exited", map[string]int{"worker": worker})
+			lk, err := c.locker(t, redlock.Config{}).TryLock(context.Background(), "job", 5*time.Second)
+			if err != nil {
+				t.Fatalf("the lock was not released: %v", err)
+			}
+			lk.Unlock(context.Background())
+		})
 	}
-	mustBeDead(t, "when redlock exited", map[string]int{"worker": worker})
-	lk, err := c.locker(t, redlock.Config{}).TryLock(context.Background(), "job", 5*time.Second)
-	if err != nil {
-		t.Fatalf("the lock was not released: %v", err)
-	}
-	lk.Unlock(context.Background())
-}
-
-// A worker that left the job's process group (setsid) is stopped too: the
-// guardian, a subreaper, inherits it when its parent ends.
-func TestRunStopsAProcessThatLeftTheGroup(t *testing.T) {
-	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("no setsid here")
-	}
-	c := startCluster(t, 3, redisproc.Options{})
-	dir := jobDir(t)
-	w := filepath.Join(dir, "w")
-	script := "setsid sh " + filepath.Join(dir, "worker.sh") + " " + w + " & while [ ! -e " + w + " ]; do sleep 0.01; done; exit 0"
-	r := redlockRun(t, c.nodes, "run", "--kill-after", "100ms", "job", "--", "sh", "-c", script)
-	worker := pidIn(t, w)
-	if r.code != 0 {
-		t.Fatalf("status %d, want 0; stderr %q", r.code, r.stderr)
-	}
-	mustBeDead(t, "when redlock exited", map[string]int{"worker that called setsid": worker})
 }
 
 // Item 2 of issue 22: redlock is killed with SIGKILL. The job gets SIGTERM

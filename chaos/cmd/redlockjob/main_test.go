@@ -1,8 +1,7 @@
-package main_test
+package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,36 +14,24 @@ import (
 	"github.com/quorumlock/quorumlock/chaos/workload"
 )
 
-// job is the redlockjob binary that TestMain builds.
-var job string
+// asJob makes the test binary the job itself: the tests run it with this
+// variable set (and its workers inherit it).
+const asJob = "REDLOCKJOB_TEST_AS_JOB"
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "redlockjob-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	if os.Getenv(asJob) == "1" {
+		main()
+		os.Exit(0)
 	}
-	job = filepath.Join(dir, "redlockjob")
-	if out, err := exec.Command("go", "build", "-o", job, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	goleak.VerifyTestMain(m)
 }
 
 // runJob runs one job to the end of its leader.
 func runJob(t *testing.T, dir string, args ...string) {
 	t.Helper()
-	if out, err := exec.Command(job, append([]string{dir}, args...)...).CombinedOutput(); err != nil {
+	cmd := exec.Command(os.Args[0], append([]string{dir}, args...)...)
+	cmd.Env = append(os.Environ(), asJob+"=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("redlockjob %v: %v\n%s", args, err, out)
 	}
 }
