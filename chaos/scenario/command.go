@@ -68,7 +68,9 @@ func safeCommand(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
-	cmds.KillJobs(recs, left)
+	if len(left) > 0 {
+		cmds.KillJobs(recs)
+	}
 	workload.RecordJobs(e.History, recs, end)
 
 	overlaps := recs.Overlaps()

@@ -106,7 +106,7 @@ func BuildCommands(ctx context.Context) (*Commands, error) {
 	}
 	c := &Commands{Dir: filepath.Join(root, "run"), root: root,
 		redlock: filepath.Join(root, "bin", "redlock"), job: filepath.Join(root, "bin", "redlockjob")}
-	for _, d := range []string{filepath.Join(c.Dir, "jobs"), filepath.Join(c.Dir, "runs")} {
+	for _, d := range []string{filepath.Join(c.Dir, "jobs"), filepath.Join(c.Dir, "workers"), filepath.Join(c.Dir, "runs")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			c.Close()
 			return nil, err

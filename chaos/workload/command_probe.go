@@ -70,7 +70,7 @@ func (r *commandRun) probe(ctx context.Context, p commandProbe) error {
 		defer close(done)
 		end, err = r.runAs(s, id, first)
 	}()
-	for !r.c.started(id) && waitOrClosed(done, 5*time.Millisecond) {
+	for !r.c.started(id, first.worker != "none") && waitOrClosed(done, 5*time.Millisecond) {
 	}
 	second := runSpec{key: key, killAfter: r.cfg.KillAfter, wait: 3 * r.cfg.TTL, term: "exit", worker: "none"}
 	end2, err2 := r.run(r.slot[p.another], second)

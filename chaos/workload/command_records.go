@@ -62,9 +62,13 @@ func (j JobRecord) String() string {
 	return s
 }
 
-// started reports whether job id has started (its mark exists).
-func (c *Commands) started(id string) bool {
+// started reports whether job id has started (its mark exists) and, if
+// worker, whether its worker runs and ignores SIGTERM.
+func (c *Commands) started(id string, worker bool) bool {
 	_, err := os.Stat(filepath.Join(c.Dir, "jobs", id))
+	if err == nil && worker {
+		_, err = os.Stat(filepath.Join(c.Dir, "workers", id))
+	}
 	return err == nil
 }
 
@@ -155,15 +159,28 @@ func (c *Commands) runningJobs() ([]string, error) {
 	return out, nil
 }
 
-// KillJobs sends SIGKILL to the processes the jobs ids recorded: the
-// harness's clean-up after a command that let them run on.
-func (c *Commands) KillJobs(recs JobRecords, ids []string) {
-	for _, j := range recs.Jobs {
-		if slices.Contains(ids, j.ID) {
+// KillJobs sends SIGKILL to every process that runs this run's job binary
+// (its workers included, recorded or not): the harness's clean-up after a
+// command that let jobs run on. It reads /proc; elsewhere it kills the
+// processes the jobs recorded.
+func (c *Commands) KillJobs(recs JobRecords) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		for _, j := range recs.Jobs {
 			syscall.Kill(j.PID, syscall.SIGKILL)
 			for _, pid := range recs.Workers[j.ID] {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
+		}
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && strings.TrimSuffix(exe, " (deleted)") == c.job {
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
 }

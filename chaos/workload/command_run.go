@@ -132,11 +132,11 @@ func (r *commandRun) runAs(s *slot, id string, sp runSpec) (string, error) {
 	return r.count(id, cmd.ProcessState, sp.fate, struck, werr), ferr
 }
 
-// strike waits until job id runs and then for sp.after, and then kills
-// its redlock or cuts its slot off (for CutFor, or until the run exited).
-// It reports whether it did, before the run exited by itself.
+// strike waits until job id runs (its worker too) and then for sp.after,
+// and then kills its redlock or cuts its slot off (for CutFor, or until the
+// run exited). It reports whether it did, before the run exited by itself.
 func (r *commandRun) strike(s *slot, cmd *exec.Cmd, id string, sp runSpec, exited <-chan struct{}) (bool, error) {
-	for !r.c.started(id) {
+	for !r.c.started(id, sp.worker != "none") {
 		if !waitOrClosed(exited, 5*time.Millisecond) {
 			return false, nil
 		}

@@ -20,7 +20,8 @@
 //  3. with WORKER "group" or "setsid", starts a worker (redlockjob -worker
 //     DIR ID) that inherits both locks, ignores SIGTERM and sleeps until
 //     killed, in the job's process group or, with "setsid", in a session of
-//     its own; once it ignores SIGTERM it appends "worker ID PID";
+//     its own; once it ignores SIGTERM it appends "worker ID PID" and
+//     creates DIR/workers/ID;
 //  4. runs for HOLD (a Go duration), then exits 0. With TERM "exit" it dies
 //     of SIGTERM at once; with "ignore" it ignores it.
 //
@@ -60,7 +61,11 @@ func main() {
 // locks it inherited as fds 3 and 4.
 func worker(dir, id string) {
 	signal.Ignore(syscall.SIGTERM)
-	if err := record(dir, "worker", id, strconv.Itoa(os.Getpid())); err != nil {
+	err := record(dir, "worker", id, strconv.Itoa(os.Getpid()))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "workers", id), nil, 0o644)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "redlockjob:", err)
 	}
 	for {

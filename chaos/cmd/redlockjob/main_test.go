@@ -41,8 +41,10 @@ func runJob(t *testing.T, dir string, args ...string) {
 // leader is gone); once the worker is killed, the next job starts clean.
 func TestOverlapIsRecordedByTheKernel(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "jobs"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, sub := range []string{"jobs", "workers"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	c := &workload.Commands{Dir: dir}
 	runJob(t, dir, "0.1", "k", "0s", "ignore", "setsid")
