@@ -66,6 +66,10 @@ func safeKind(t *testing.T, r scenario.Result) {
 }
 
 func init() {
+	want["safe-command"] = func(t *testing.T, r scenario.Result) {
+		safeKind(t, r)
+		expect(t, r.Acquisitions >= 3, "acquisitions (jobs started) = %d", r.Acquisitions)
+	}
 	for _, name := range []string{"safe-plain", "safe-reentrant", "safe-rw", "safe-renew", "safe-extend", "safe-semaphore", "safe-multi", "safe-fair", "safe-mixed"} {
 		want[name] = safeKind
 	}

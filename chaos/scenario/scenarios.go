@@ -17,7 +17,7 @@ import (
 
 // All returns every scenario, in the order the suite runs them.
 func All() []Scenario {
-	return append(classic(), safeScenarios()...)
+	return append(append(classic(), safeScenarios()...), commandScenarios()...)
 }
 
 // classic are the first nine scenarios, on fenced locks.

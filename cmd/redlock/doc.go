@@ -33,20 +33,71 @@
 // "500ms", "1m" or flock's seconds "10"), runs COMMAND in a process group
 // of its own with REDLOCK_KEY, REDLOCK_TOKEN and, with --fence,
 // REDLOCK_FENCE (the fencing token) in its environment, renews the lock
-// every third of --ttl (default 30s), and releases it on every master when
-// COMMAND ends, whatever its status. SIGINT, SIGTERM, SIGHUP and SIGQUIT
-// are forwarded to COMMAND's process group; while waiting for the lock they
-// end the wait and COMMAND never runs. When the lock is lost (a renewal
-// finds the token gone from a quorum, or its validity passes without a
-// renewal getting through), COMMAND's process group gets SIGTERM at once
-// and SIGKILL after --kill-after (default 10s).
+// every third of --ttl (default 30s), and releases it on every master once
+// COMMAND's job has ended, whatever COMMAND's status. SIGINT, SIGTERM,
+// SIGHUP and SIGQUIT are forwarded to COMMAND's process group; while
+// waiting for the lock they end the wait and COMMAND never runs.
+//
+// # The job never outlives the lock
+//
+// COMMAND's job is COMMAND and every process it starts. run starts it
+// under a guardian, a second redlock process between run and COMMAND (its
+// own binary, re-executed in a hidden mode; it shows as "redlock
+// __guardian" in ps). The guardian knows the lock's validity (Until, sent
+// at the start and after every renewal) and:
+//
+//   - stops the job (SIGTERM to every process of it, then SIGKILL after
+//     --kill-after, default 10s) when the lock is lost (a renewal finds the
+//     token gone from a quorum), and when run dies (SIGKILL, the OOM
+//     killer, systemctl stop with KillMode=process): it holds a pipe from
+//     run and learns of its death when the pipe ends;
+//   - has the job dead a margin (TTL/10, at most 500ms) before the lock's
+//     validity could end without a renewal: SIGKILL then at the latest,
+//     whatever --kill-after says; when no renewal got through for a while
+//     (the masters do not answer, run hangs or is stopped), SIGTERM comes
+//     min(--kill-after, TTL/3) before that margin (run then exits 75);
+//   - stops what COMMAND left running when it ends (background processes,
+//     a worker whose shell exited on SIGTERM) the same way: run exits with
+//     COMMAND's status, but only once none of them is left, and releases
+//     the lock only then. A job that wants its background work to finish
+//     must wait for it.
+//
+// On Linux the guardian is a subreaper (PR_SET_CHILD_SUBREAPER): every
+// process of the job whose parent dies becomes the guardian's child, those
+// that left the process group (setsid, a daemon that forks twice)
+// included, so it finds them all (the group, and its descendants in /proc),
+// kills them and waits until none is left. COMMAND gets SIGKILL when the
+// guardian dies (PR_SET_PDEATHSIG); run, a subreaper too, then inherits
+// the rest of the job, kills it, releases the lock and exits 70.
+//
+// Not covered:
+//
+//   - run and the guardian both killed (kill -9 of both): COMMAND itself
+//     gets SIGKILL, the rest of the job runs on. (A kill of the whole
+//     cgroup, as systemd's default KillMode=control-group does, takes the
+//     job with it.)
+//   - The guardian stopped (SIGSTOP) or frozen while the job runs.
+//   - Processes the job did not start as descendants: work handed to
+//     another service (at, systemd-run, ssh, a container runtime), which
+//     no process tree can follow.
+//   - Processes redlock may not signal (another user's, after sudo): while
+//     run lives they are waited for, the lock renewed; once it is gone
+//     they run on.
+//   - A process in uninterruptible sleep (D state) gets its SIGKILL in time
+//     but dies only when its I/O returns.
+//   - Elsewhere than Linux (no subreaper, no parent-death signal, no
+//     /proc), the job is its process group: a process that leaves it
+//     (setsid, setpgid) is neither stopped nor waited for, and if the
+//     guardian dies, run kills the group only.
 //
 // # Exit statuses
 //
 //	run:      COMMAND's own status when it ended with the lock held
 //	          throughout (128+N when signal N ended it)
 //	          -E/--conflict-exit-code (default 1): not acquired; COMMAND did not run
-//	          75: the lock was lost while COMMAND ran, and COMMAND was stopped
+//	          75: the lock was lost, or no renewal got through in time, while
+//	          COMMAND ran, and its job was stopped
+//	          70: the guardian died; every process of the job was killed
 //	          126, 127: COMMAND could not be run / was not found
 //	          128+N: signal N arrived while waiting for the lock
 //	doctor:   0 every master answers and meets every condition; 1 one does not

@@ -32,6 +32,9 @@ const (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == guardianCommand {
+		os.Exit(runGuardian(os.Args[2:]))
+	}
 	os.Exit(cli(os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}))
 }
 

@@ -74,6 +74,9 @@ func command(ctx context.Context, nodes string, args ...string) *exec.Cmd {
 		env = append(env, "REDLOCK_NODES="+nodes)
 	}
 	cmd.Env = env
+	// A process that outlived redlock and holds its output open must fail
+	// a test, not hang it.
+	cmd.WaitDelay = 5 * time.Second
 	return cmd
 }
 
@@ -99,6 +102,9 @@ func exitCode(t *testing.T, err error) int {
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
+		return 0
+	case errors.Is(err, exec.ErrWaitDelay):
+		t.Errorf("redlock exited 0, but a process it started still held its output open")
 		return 0
 	case errors.As(err, &ee):
 		return ee.ExitCode()

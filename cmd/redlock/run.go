@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strconv"
 	"syscall"
@@ -20,7 +19,12 @@ const runUsage = `usage: redlock run [flags] KEY -- COMMAND [ARG...]
 Run COMMAND while holding the lock KEY on a quorum of the masters, renewing
 it every third of its TTL. COMMAND gets REDLOCK_KEY, REDLOCK_TOKEN and, with
 --fence, REDLOCK_FENCE in its environment, and runs in a process group of
-its own. The lock is released when COMMAND ends, whatever its status.
+its own under a guardian process. Its job (COMMAND and what it starts)
+never outlives the lock: it gets SIGTERM, then SIGKILL after --kill-after,
+when the lock is lost or redlock is killed, and is dead before the lock's
+validity could end without a renewal. When COMMAND ends, what it left
+running is stopped the same way. The lock is released once no process of
+the job is left, whatever COMMAND's status.
 
 Flags:
   -w, --timeout DURATION  give up waiting for the lock after DURATION (30s,
@@ -30,15 +34,16 @@ Flags:
                           exit status when the lock is not acquired (default 1)
   --ttl DURATION          the lock's TTL, renewed every third of it (default 30s)
   --fence                 take a fencing token and pass it as REDLOCK_FENCE
-  --kill-after DURATION   SIGKILL this long after the SIGTERM of a lost lock
-                          (default 10s)
+  --kill-after DURATION   SIGKILL this long after the job's SIGTERM (default
+                          10s), and never later than the lock's validity allows
 ` + commonUsage + `
 Exit status: COMMAND's own when it ended with the lock held throughout
 (128+N when signal N ended it); -E's (default 1) when the lock was not
-acquired, and COMMAND did not run; 75 when the lock was lost while COMMAND
-ran: its process group got SIGTERM at once and SIGKILL after --kill-after;
-64 for bad usage or a bad node list; 69 when fewer than a quorum of masters
-answer; 126/127 when COMMAND cannot be run.
+acquired, and COMMAND did not run; 75 when the lock was lost, or no renewal
+got through in time, while COMMAND ran, and the job was stopped; 64 for bad
+usage or a bad node list; 69 when fewer than a quorum of masters answer; 70
+when the guardian died (the job was killed); 126/127 when COMMAND cannot be
+run.
 SIGINT, SIGTERM, SIGHUP and SIGQUIT to redlock are forwarded to COMMAND's
 process group.
 
@@ -123,10 +128,12 @@ func cmdRun(args []string, e env) int {
 	for i, n := range ms {
 		nodes[i] = n
 	}
+	renewed := renewals{c: make(chan struct{}, 1)}
 	locker, err := redlock.New(nodes, redlock.Config{
 		AutoRenew:   true,
 		Fencing:     f.fence,
 		NodeTimeout: time.Duration(c.nodeTimeout),
+		Observer:    renewed,
 	})
 	if err != nil {
 		return e.usageError("run", err)
@@ -155,7 +162,7 @@ func cmdRun(args []string, e env) int {
 		return finishRun(e, c, res, "")
 	}
 	res.Acquired, res.Token, res.Fence = true, lk.Token(), lk.Fence()
-	return supervise(e, c, ms, lk, command, f, sigs, res)
+	return supervise(e, c, ms, lk, command, f, sigs, renewed.c, res)
 }
 
 // acquire takes the lock as the flags say. A signal from sigs cancels the
@@ -212,59 +219,84 @@ func finishRun(e env, c *common, res runResult, msg string) int {
 }
 
 // supervise runs the command under lk and returns redlock's exit status.
-func supervise(e env, c *common, ms masters, lk *redlock.Lock, command []string, f runFlags, sigs <-chan os.Signal, res runResult) int {
+// It releases the lock only once no process of the command's job is left.
+func supervise(e env, c *common, ms masters, lk *redlock.Lock, command []string, f runFlags, sigs <-chan os.Signal, renewed <-chan struct{}, res runResult) int {
 	key := lk.Key()
 	extra := []string{"REDLOCK_KEY=" + key, "REDLOCK_TOKEN=" + lk.Token()}
 	if f.fence {
 		extra = append(extra, "REDLOCK_FENCE="+strconv.FormatInt(lk.Fence(), 10))
 	}
-	ch, err := startChild(e, command, extra)
+	j, err := startJob(e, command, extra, f, lk.Until())
 	if err != nil {
 		unlock(c, ms, lk)
-		res.Outcome, res.ExitCode = "error", exitCannotExec
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			res.ExitCode = exitNotFound
-		}
-		return finishRun(e, c, res, fmt.Sprintf("run: %v", err))
+		res.Outcome, res.ExitCode = "error", exitSoftware
+		return finishRun(e, c, res, fmt.Sprintf("run: starting the command's guardian: %v", err))
 	}
 	done := lk.Done()
-	var killTimer *time.Timer
-	var werr error
-wait:
-	for {
+	for events := j.events; events != nil; {
 		select {
-		case werr = <-ch.exited:
-			break wait
+		case m, ok := <-events:
+			if !ok {
+				events = nil
+				break
+			}
+			j.note(m)
 		case s := <-sigs:
-			ch.signal(s.(syscall.Signal))
+			j.signal(s.(syscall.Signal))
+		case <-renewed:
+			j.setUntil(lk.Until())
 		case <-done:
 			done = nil
-			if !errors.Is(lk.Err(), redlock.ErrLockLost) {
-				continue
+			if errors.Is(lk.Err(), redlock.ErrLockLost) {
+				j.stop()
 			}
-			ch.signal(syscall.SIGTERM)
-			killTimer = time.AfterFunc(time.Duration(f.killAfter), func() { ch.signal(syscall.SIGKILL) })
 		}
 	}
-	if killTimer != nil {
-		killTimer.Stop()
-	}
-	lockErr := lk.Err() // nil: held until the command ended
+	gerr := j.end()
+	lockErr := lk.Err() // nil: held until the whole job ended
 	unlock(c, ms, lk)
-	status, ok := exitStatus(werr)
-	if ok {
-		res.CommandStatus = &status
-	}
-	if errors.Is(lockErr, redlock.ErrLockLost) {
+	res.CommandStatus = j.status
+	switch {
+	case j.failed != nil:
+		res.CommandStatus = nil
+		res.Outcome, res.ExitCode = "error", exitCannotExec
+		if code, _ := j.failed.int(); code == exitNotFound {
+			res.ExitCode = exitNotFound
+		}
+		return finishRun(e, c, res, "run: "+j.failed.rest())
+	case !j.done:
+		res.Outcome, res.ExitCode = "error", exitSoftware
+		return finishRun(e, c, res, fmt.Sprintf("run: the command's guardian died (%v); every process of the command was killed", gerr))
+	case errors.Is(lockErr, redlock.ErrLockLost):
 		res.Outcome, res.ExitCode = "lost", exitLost
 		return finishRun(e, c, res, fmt.Sprintf("run: lost the lock %q while the command ran (%v); the command was stopped", key, lockErr))
-	}
-	if !ok {
+	case j.reason == stopValidity && j.pgid == 0:
+		res.Outcome, res.ExitCode = "lost", exitLost
+		return finishRun(e, c, res, fmt.Sprintf("run: the lock %q was too close to the end of its validity to start the command; it did not run", key))
+	case j.reason == stopValidity:
+		res.Outcome, res.ExitCode = "lost", exitLost
+		return finishRun(e, c, res, fmt.Sprintf("run: no renewal of the lock %q got through before its validity ran short; the command was stopped", key))
+	case j.status == nil:
 		res.Outcome, res.ExitCode = "error", exitSoftware
-		return finishRun(e, c, res, fmt.Sprintf("run: waiting for the command: %v", werr))
+		return finishRun(e, c, res, "run: the command's guardian did not report its status")
 	}
-	res.Outcome, res.ExitCode = "done", status
+	res.Outcome, res.ExitCode = "done", *j.status
 	return finishRun(e, c, res, "")
+}
+
+// renewals tells supervise of every renewal of the lock, so that the
+// guardian learns each new Until.
+type renewals struct {
+	redlock.NopObserver
+	c chan struct{}
+}
+
+// Renew signals c without waiting: one pending signal is enough.
+func (r renewals) Renew(redlock.RenewEvent) {
+	select {
+	case r.c <- struct{}{}:
+	default:
+	}
 }
 
 // unlock releases lk. Unlock may return at a quorum; before redlock exits,
