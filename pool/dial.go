@@ -80,8 +80,9 @@ func (c *conn) checker() *idleChecker {
 	return c.idle
 }
 
-// dial makes one connection for cfg, bounded by ctx and cfg.DialTimeout.
-func dial(ctx context.Context, cfg Config) (*conn, error) {
+// dial makes one connection for cfg, bounded by ctx and cfg.DialTimeout,
+// and notes the master's identity in id (identity.go).
+func dial(ctx context.Context, cfg Config, id *identity) (*conn, error) {
 	if cfg.Addr == "" {
 		return nil, ErrNoAddr
 	}
@@ -109,6 +110,11 @@ func dial(ctx context.Context, cfg Config) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
 	rc, err := redis.DialContext(ctx, "tcp", cfg.Addr, opts...)
+	if err == nil {
+		if err = identify(ctx, rc, id); err != nil {
+			rc.Close()
+		}
+	}
 	if err != nil {
 		cerr := ctx.Err()
 		if dl, ok := ctx.Deadline(); ok && cerr == nil && !time.Now().Before(dl) {
@@ -129,6 +135,7 @@ func dial(ctx context.Context, cfg Config) (*conn, error) {
 // independently of the callers (the Pooled mode's are in pooldial.go).
 type dialer struct {
 	cfg    Config
+	id     *identity
 	ctx    context.Context // ends with the Node: cancels a dial in progress
 	cancel context.CancelFunc
 	// land takes a finished connection (the pipelined side installs it).
@@ -147,9 +154,9 @@ type dialAttempt struct {
 	err  error
 }
 
-func newDialer(cfg Config) *dialer {
+func newDialer(cfg Config, id *identity) *dialer {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &dialer{cfg: cfg, ctx: ctx, cancel: cancel}
+	return &dialer{cfg: cfg, id: id, ctx: ctx, cancel: cancel}
 }
 
 // attempt returns the dial in progress, starting one if there is none.
@@ -169,7 +176,7 @@ func (d *dialer) attempt() (*dialAttempt, error) {
 
 // run dials once and hands the connection to land.
 func (d *dialer) run(a *dialAttempt) {
-	c, err := dial(d.ctx, d.cfg)
+	c, err := dial(d.ctx, d.cfg, d.id)
 	if d.ctx.Err() != nil && err != nil {
 		err = errNodeClosed
 	}

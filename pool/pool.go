@@ -93,6 +93,7 @@ type Node struct {
 	pooled *pooledDialer // the Pooled mode's, see pooldial.go
 	pool   *redis.Pool
 	notify *notifier // the pub/sub side, see pubsub.go
+	ident  *identity // the master's process, as its connections saw it (identity.go)
 	mux    *mux      // the pipelined side, nil with Config.Pooled; see mux.go
 }
 
@@ -124,8 +125,9 @@ func New(cfg Config) *Node {
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = DefaultStallTimeout
 	}
-	n := &Node{addr: cfg.Addr, cfg: cfg, dialer: newDialer(cfg), pooled: newPooledDialer(cfg)}
-	n.notify = newNotifier(cfg.Addr, func(ctx context.Context) (redis.Conn, error) { return dial(ctx, cfg) })
+	n := &Node{addr: cfg.Addr, cfg: cfg, ident: &identity{}}
+	n.dialer, n.pooled = newDialer(cfg, n.ident), newPooledDialer(cfg, n.ident)
+	n.notify = newNotifier(cfg.Addr, func(ctx context.Context) (redis.Conn, error) { return dial(ctx, cfg, n.ident) })
 	if !cfg.Pooled {
 		n.mux = &mux{dial: n.dialer.attempt, stall: cfg.StallTimeout, wrap: n.wrapAsync}
 		n.dialer.land = n.mux.install

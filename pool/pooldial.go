@@ -18,6 +18,7 @@ import (
 // spare for the next one, up to Config.MaxIdle of them.
 type pooledDialer struct {
 	cfg    Config
+	id     *identity
 	ctx    context.Context // ends with the Node: cancels the dials in progress
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -32,9 +33,9 @@ type pooledDialer struct {
 	closed  bool
 }
 
-func newPooledDialer(cfg Config) *pooledDialer {
+func newPooledDialer(cfg Config, id *identity) *pooledDialer {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &pooledDialer{cfg: cfg, ctx: ctx, cancel: cancel, changed: make(chan struct{})}
+	return &pooledDialer{cfg: cfg, id: id, ctx: ctx, cancel: cancel, changed: make(chan struct{})}
 }
 
 // take returns a spare connection, or waits, until ctx ends, for one that
@@ -83,7 +84,7 @@ func (d *pooledDialer) take(ctx context.Context) (redis.Conn, error) {
 // dialOne makes one connection and keeps it as a spare, or records why
 // it could not, and wakes the callers waiting in take.
 func (d *pooledDialer) dialOne() {
-	c, err := dial(d.ctx, d.cfg)
+	c, err := dial(d.ctx, d.cfg, d.id)
 	if err != nil && d.ctx.Err() != nil {
 		err = errNodeClosed
 	}

@@ -17,6 +17,9 @@ type call struct {
 	s        script
 	prepared []any
 	vote     func(reply any, err error) quorum.Vote
+	// acquire: the call grants a lock, and the restart guard judges its
+	// yes votes (guard.go).
+	acquire bool
 	// then, if set, runs with each node's vote as it arrives, before the
 	// fan-out counts it: on the goroutine that completed the call (a
 	// connection's reader), so it must not block.
@@ -80,11 +83,21 @@ func (c *call) slot(i, j int, done quorum.Done) *slot {
 // count (it came after the outcome was decided) is reported here.
 func (s *slot) Complete(reply any, err error) {
 	c := s.c
-	v := c.vote(reply, err)
+	v := c.voteOf(s.i, reply, err)
 	if c.then != nil {
 		c.then(s.i, v)
 	}
 	c.l.heard(c, s.i, v, !s.done.Vote(s.j, v))
+}
+
+// voteOf is master i's vote on c: the reply read as c's vote says, and, for
+// an acquire, judged by the restart guard.
+func (c *call) voteOf(i int, reply any, err error) quorum.Vote {
+	v := c.vote(reply, err)
+	if c.acquire {
+		v = c.l.guard.judge(&c.l.senders[i], v)
+	}
+	return v
 }
 
 // countVote reads a script's count: > 0 is a yes carrying the count, 0 a

@@ -62,6 +62,19 @@ type Config struct {
 	// SlogObserver). Nil means none. OnNodeError keeps working beside it.
 	Observer Observer
 
+	// RestartGuard keeps the grants of a master that restarted (and may
+	// have forgotten the locks it held) from counting until every lock it
+	// may have forgotten has expired (see guard.go). 0, the default,
+	// guards every restart the Node saw happen (a new run id), for the
+	// longest TTL this Locker has used; a freshly started master is usable
+	// at once. A positive value guards every master that has been up for
+	// less than it, whether it was seen restarting or not: set it to the
+	// longest TTL any client uses, for masters that do not persist every
+	// write. A negative value turns the guard off (masters with AOF and
+	// appendfsync always). It needs Nodes with the MasterIdentity ability
+	// (*pool.Node).
+	RestartGuard time.Duration
+
 	// KeyPrefix is put in front of every Redis key the Locker uses: the
 	// lock keys, the keys derived from them (fencing counters, read-write
 	// state, fair queues, permits, tombstones) and the release channels,

@@ -22,6 +22,8 @@ type Locker struct {
 	// is a NodeStateObserver (observe.go); nil otherwise.
 	states NodeStateObserver
 	down   []atomic.Bool
+
+	guard guardState // the restart guard (guard.go)
 }
 
 // New returns a Locker over nodes. It checks the node list (at least one
@@ -49,6 +51,7 @@ func New(nodes []Node, cfg Config) (*Locker, error) {
 	for i, n := range nodes {
 		l.senders[i] = newSender(i, n)
 	}
+	l.guard.strict = cfg.RestartGuard
 	if so, ok := cfg.Observer.(NodeStateObserver); ok {
 		l.states, l.down = so, make([]atomic.Bool, len(nodes))
 	}

@@ -15,6 +15,7 @@ type sender struct {
 	prepared PreparedEvaler // nil: Eval
 	async    AsyncNode      // nil: a goroutine per call
 	sub      Subscriber     // nil: no wake on release through it
+	ident    MasterIdentity // nil: the restart guard cannot apply
 }
 
 func newSender(i int, n Node) sender {
@@ -22,6 +23,7 @@ func newSender(i int, n Node) sender {
 	s.prepared, _ = n.(PreparedEvaler)
 	s.async, _ = n.(AsyncNode)
 	s.sub, _ = n.(Subscriber)
+	s.ident, _ = n.(MasterIdentity)
 	return s
 }
 
@@ -83,7 +85,7 @@ func (l *Locker) runOne(ctx context.Context, c *call) (*quorum.Result, error) {
 	reply, err := l.senders[0].run(nctx, c)
 	timedOut := nctx.Err() != nil
 	cancel()
-	v := c.vote(reply, err)
+	v := c.voteOf(0, reply, err)
 	if v.Err != nil && timedOut {
 		v.Err = quorum.ErrNoAnswer
 	}

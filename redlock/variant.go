@@ -78,6 +78,7 @@ func tombMS(ttl time.Duration) int64 { return max(ttl, tombstoneLife).Millisecon
 // fenced one gets the fencing counter's lifetime last.
 func (l *Locker) acquireCall(v *variant, keys []string, token string, ms int64) *call {
 	c := l.newCall(opLock, v.acquire, tombKey(keys[0], token), keys, token, ms)
+	c.acquire = true
 	c.prepared = append(c.prepared, v.acquireArgs...)
 	if v.fenced {
 		c.prepared = append(c.prepared, fenceMS(ms))
