@@ -87,14 +87,15 @@ const (
 
 // Node is one Redis master. It is safe for concurrent use.
 type Node struct {
-	addr   string
-	cfg    Config
-	dialer *dialer       // the pipelined connection's set-up, see dial.go
-	pooled *pooledDialer // the Pooled mode's, see pooldial.go
-	pool   *redis.Pool
-	notify *notifier // the pub/sub side, see pubsub.go
-	ident  *identity // the master's process, as its connections saw it (identity.go)
-	mux    *mux      // the pipelined side, nil with Config.Pooled; see mux.go
+	addr    string
+	cfg     Config
+	dialer  *dialer       // the pipelined connection's set-up, see dial.go
+	pooled  *pooledDialer // the Pooled mode's, see pooldial.go
+	pool    *redis.Pool
+	notify  *notifier // the pub/sub side, see pubsub.go
+	ident   *identity // the master's process, as its connections saw it (identity.go)
+	durable durables  // durable grants' confirmations (durable.go)
+	mux     *mux      // the pipelined side, nil with Config.Pooled; see mux.go
 }
 
 // Stats counts a Node's connections.
@@ -127,6 +128,7 @@ func New(cfg Config) *Node {
 	}
 	n := &Node{addr: cfg.Addr, cfg: cfg, ident: &identity{}}
 	n.dialer, n.pooled = newDialer(cfg, n.ident), newPooledDialer(cfg, n.ident)
+	n.durable.n = n
 	n.notify = newNotifier(cfg.Addr, func(ctx context.Context) (redis.Conn, error) { return dial(ctx, cfg, n.ident) })
 	if !cfg.Pooled {
 		n.mux = &mux{dial: n.dialer.attempt, stall: cfg.StallTimeout, wrap: n.wrapAsync}
@@ -336,6 +338,7 @@ func (n *Node) Stats() Stats {
 // are closed when their calls end.
 func (n *Node) Close() error {
 	n.notify.close() // the pub/sub connection and its goroutines
+	n.durable.close()
 	if n.mux != nil {
 		n.mux.close()
 	}

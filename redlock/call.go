@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/quorumlock/quorumlock/quorum"
 )
@@ -20,6 +21,11 @@ type call struct {
 	// acquire: the call grants a lock, and the restart guard judges its
 	// yes votes (guard.go).
 	acquire bool
+	// durable: a yes counts only once the master confirmed it durable
+	// (durable.go); and timeout, when not 0, is the fan-out's timeout,
+	// longer by that wait.
+	durable bool
+	timeout time.Duration
 	// then, if set, runs with each node's vote as it arrives, before the
 	// fan-out counts it: on the goroutine that completed the call (a
 	// connection's reader), so it must not block.
@@ -82,8 +88,12 @@ func (c *call) slot(i, j int, done quorum.Done) *slot {
 // hands the vote to the fan-out; a failed vote that the fan-out did not
 // count (it came after the outcome was decided) is reported here.
 func (s *slot) Complete(reply any, err error) {
+	s.c.l.confirm(s.c, s.i, s.c.voteOf(s.i, reply, err), s.deliver)
+}
+
+// deliver hands node i's final vote on to the call's then and the fan-out.
+func (s *slot) deliver(v quorum.Vote) {
 	c := s.c
-	v := c.voteOf(s.i, reply, err)
 	if c.then != nil {
 		c.then(s.i, v)
 	}

@@ -75,6 +75,12 @@ type Config struct {
 	// (*pool.Node).
 	RestartGuard time.Duration
 
+	// Durability makes a master's grant and Extend count only once it is
+	// durable: on its AOF on disk, and on its replicas (see Durability and
+	// durable.go). Every Node must be a DurableNode (*pool.Node is); the
+	// masters must support what it asks (WAITAOF: Redis 7.2+ or Valkey).
+	Durability Durability
+
 	// KeyPrefix is put in front of every Redis key the Locker uses: the
 	// lock keys, the keys derived from them (fencing counters, read-write
 	// state, fair queues, permits, tombstones) and the release channels,
@@ -181,6 +187,7 @@ type settings struct {
 	observer      Observer // nil: none
 	noWake        bool
 	prefix        string
+	durability    Durability
 }
 
 func (c Config) settings(n int) (settings, error) {
@@ -198,6 +205,13 @@ func (c Config) settings(n int) (settings, error) {
 		observer:      c.Observer,
 		noWake:        c.DisableWakeOnRelease,
 		prefix:        c.KeyPrefix,
+		durability:    c.Durability,
+	}
+	if s.durability.Replicas < 0 || s.durability.Timeout < 0 {
+		return s, invalid("durability %+v: negative replicas or timeout", c.Durability)
+	}
+	if s.durability.Timeout == 0 {
+		s.durability.Timeout = DefaultDurableTimeout
 	}
 	if s.quorum == 0 {
 		s.quorum = n/2 + 1

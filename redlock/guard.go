@@ -68,8 +68,9 @@ var ErrRestarted = errors.New("redlock: master restarted recently: its grants do
 
 // guardState is a Locker's restart guard.
 type guardState struct {
-	strict time.Duration // > 0: guard every master up for less; 0: seen restarts; < 0: off
-	maxTTL atomic.Int64  // the longest TTL used, for the default guard
+	strict  time.Duration // > 0: guard every master up for less; 0: seen restarts; < 0: off
+	durable bool          // Durability.Local: every counted grant survives a restart
+	maxTTL  atomic.Int64  // the longest TTL used, for the default guard
 }
 
 // used records a TTL the Locker acquires with.
@@ -85,7 +86,7 @@ func (g *guardState) used(ttl time.Duration) {
 // judge turns a grant by master i, whose identity s reports, into a failed
 // vote while the guard holds the master back.
 func (g *guardState) judge(s *sender, v quorum.Vote) quorum.Vote {
-	if !v.Yes || s.ident == nil || g.strict < 0 {
+	if !v.Yes || s.ident == nil || g.strict < 0 || g.durable {
 		return v
 	}
 	_, started, restarted, durable, ok := s.ident.MasterIdentity()

@@ -50,8 +50,11 @@ func New(nodes []Node, cfg Config) (*Locker, error) {
 	l := &Locker{nodes: append([]Node(nil), nodes...), senders: make([]sender, len(nodes)), settings: s}
 	for i, n := range nodes {
 		l.senders[i] = newSender(i, n)
+		if s.durability.on() && l.senders[i].durable == nil {
+			return nil, invalid("node %d (%s) cannot confirm durable grants (no DurableNode ability), which Config.Durability asks for", i, n.Addr())
+		}
 	}
-	l.guard.strict = cfg.RestartGuard
+	l.guard.strict, l.guard.durable = cfg.RestartGuard, s.durability.Local
 	if so, ok := cfg.Observer.(NodeStateObserver); ok {
 		l.states, l.down = so, make([]atomic.Bool, len(nodes))
 	}

@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/quorumlock/quorumlock/quorum"
 )
@@ -16,6 +17,7 @@ type sender struct {
 	async    AsyncNode      // nil: a goroutine per call
 	sub      Subscriber     // nil: no wake on release through it
 	ident    MasterIdentity // nil: the restart guard cannot apply
+	durable  DurableNode    // nil: no durable grants (New refuses Config.Durability then)
 }
 
 func newSender(i int, n Node) sender {
@@ -24,6 +26,7 @@ func newSender(i int, n Node) sender {
 	s.async, _ = n.(AsyncNode)
 	s.sub, _ = n.(Subscriber)
 	s.ident, _ = n.(MasterIdentity)
+	s.durable, _ = n.(DurableNode)
 	return s
 }
 
@@ -60,7 +63,7 @@ func (l *Locker) fanOut(ctx context.Context, c *call) (*quorum.Result, error) {
 	if len(l.senders) == 1 {
 		return l.runOne(ctx, c)
 	}
-	res, err := quorum.Async(ctx, len(l.senders), quorum.Options{Need: l.quorum, Timeout: l.nodeTimeout},
+	res, err := quorum.Async(ctx, len(l.senders), quorum.Options{Need: l.quorum, Timeout: c.fanOutTimeout()},
 		func(nctx context.Context, i int, done quorum.Done) { l.senders[i].start(nctx, c, i, done) })
 	l.reportFailed(ctx, c.op, res, nil)
 	return res, err
@@ -89,6 +92,11 @@ func (l *Locker) runOne(ctx context.Context, c *call) (*quorum.Result, error) {
 	if v.Err != nil && timedOut {
 		v.Err = quorum.ErrNoAnswer
 	}
+	if c.durable && v.Yes {
+		confirmed := make(chan quorum.Vote, 1)
+		l.confirm(c, 0, v, func(v quorum.Vote) { confirmed <- v })
+		v = <-confirmed
+	}
 	if c.then != nil {
 		c.then(0, v)
 	}
@@ -107,6 +115,15 @@ func (l *Locker) runOne(ctx context.Context, c *call) (*quorum.Result, error) {
 	}
 	l.reportFailed(ctx, c.op, res, nil)
 	return res, ctx.Err()
+}
+
+// fanOutTimeout is the timeout of c's fan-out: the node timeout, and the
+// wait for a durable confirmation where c needs one.
+func (c *call) fanOutTimeout() time.Duration {
+	if c.timeout > 0 {
+		return c.timeout
+	}
+	return c.l.nodeTimeout
 }
 
 // oneResult is a Result of one vote in one allocation.

@@ -79,6 +79,7 @@ func tombMS(ttl time.Duration) int64 { return max(ttl, tombstoneLife).Millisecon
 func (l *Locker) acquireCall(v *variant, keys []string, token string, ms int64) *call {
 	c := l.newCall(opLock, v.acquire, tombKey(keys[0], token), keys, token, ms)
 	c.acquire = true
+	l.makeDurable(c)
 	c.prepared = append(c.prepared, v.acquireArgs...)
 	if v.fenced {
 		c.prepared = append(c.prepared, fenceMS(ms))
@@ -88,7 +89,17 @@ func (l *Locker) acquireCall(v *variant, keys []string, token string, ms int64) 
 
 // extendCall is v's extend of keys held with token to ms.
 func (l *Locker) extendCall(op string, s script, keys []string, token string, ms int64) *call {
-	return l.newCall(op, s, tombKey(keys[0], token), keys, token, ms)
+	c := l.newCall(op, s, tombKey(keys[0], token), keys, token, ms)
+	l.makeDurable(c)
+	return c
+}
+
+// makeDurable makes c's yes votes count only once durable, with
+// Config.Durability.
+func (l *Locker) makeDurable(c *call) {
+	if l.durability.on() {
+		c.durable, c.timeout = true, l.nodeTimeout+l.durability.Timeout
+	}
 }
 
 // releaseCall is s, v's release or giveUp, of keys held with token,

@@ -1,0 +1,71 @@
+package nodekit
+
+import (
+	"context"
+	"sync"
+)
+
+// DurableProbe is the key that a Committer's Commit writes before it waits
+// for its master's writes to be durable (WAITAOF, WAIT): a small counter
+// with a TTL, the same for every client.
+const DurableProbe = "quorumlock:durable-probe"
+
+// Committer confirms that a master's writes are durable (on its AOF on
+// disk, on its replicas), for many callers at once: group commit. One
+// confirmation is a probe write and a WAITAOF (or WAIT) after it, on a
+// connection of its own (Commit): the master's AOF and its replication
+// stream are written in the order the commands ran, so once the probe is
+// on disk (or on the replicas), every write that ran before it is too,
+// whatever connection it came on. A caller whose write has run (its reply
+// came back) asks for a confirmation; the confirmation that starts next
+// covers it and every caller that asked meanwhile: a burst of durable
+// grants shares one fsync, and none waits for more than the one in flight
+// and its own. The blocking WAITAOF never goes out on a connection that
+// other callers share.
+type Committer struct {
+	// Commit writes the probe and waits for it to be durable, bounded by
+	// ctx; it returns how many local AOFs (0 or 1) and replicas
+	// acknowledged it, as WAITAOF does (WAIT: local 0).
+	Commit func(ctx context.Context) (local, replicas int, err error)
+
+	mu      sync.Mutex
+	waiting []func(local, replicas int, err error)
+	running bool
+}
+
+// Durable asks for a confirmation that covers every write that ran before
+// the call, and returns at once; done runs once with the outcome, on a
+// goroutine of the Committer's. ctx bounds the confirmation that the call
+// starts, if it starts one (it keeps ctx's values, not its end, for the
+// callers that join it).
+func (c *Committer) Durable(ctx context.Context, done func(local, replicas int, err error)) {
+	c.mu.Lock()
+	c.waiting = append(c.waiting, done)
+	if c.running {
+		c.mu.Unlock()
+		return
+	}
+	c.running = true
+	c.mu.Unlock()
+	go c.run(context.WithoutCancel(ctx))
+}
+
+// run confirms batch after batch while callers wait: each batch is the
+// callers that asked before its probe was written.
+func (c *Committer) run(ctx context.Context) {
+	for {
+		c.mu.Lock()
+		batch := c.waiting
+		c.waiting = nil
+		if len(batch) == 0 {
+			c.running = false
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		local, replicas, err := c.Commit(ctx)
+		for _, done := range batch {
+			done(local, replicas, err)
+		}
+	}
+}
