@@ -3,8 +3,6 @@ package pool_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -67,14 +65,14 @@ func echoVote(reply any, err error) quorum.Vote {
 	return quorum.Vote{Yes: err == nil, Value: s, Err: err}
 }
 
-// A fan-out of one reads its call's reply on its own goroutine; when its
-// context is cancelled while it waits, it returns at once (a node timeout
-// of a minute does not hold it), and the reply, read later by the
-// connection's reader, completes the call.
+// A fan-out of one asynchronous call returns at once when its context is
+// cancelled while it waits (a node timeout of a minute does not hold it),
+// and the reply, read later by the connection's reader, completes the
+// call; the connection stays in step.
 func TestFanOutOfOneReadsAndStops(t *testing.T) {
 	srv, n := start(t, redisproc.Options{}, pool.Config{StallTimeout: time.Minute})
 	opts := quorum.Options{Need: 1, Timeout: time.Minute}
-	res, err := quorum.Async(t.Context(), 1, opts, func(ctx context.Context, i int, done quorum.Done) {
+	res, err := quorum.Async(t.Context(), 1, opts, func(ctx context.Context, i int, done quorum.Tally) {
 		n.DoAsync(ctx, "ECHO", []any{"a"}, pool.CompletionFunc(func(reply any, err error) {
 			done.Vote(i, echoVote(reply, err))
 		}))
@@ -91,7 +89,7 @@ func TestFanOutOfOneReadsAndStops(t *testing.T) {
 	late := make(chan quorum.Vote, 1)
 	ctx, cancel := context.WithCancel(t.Context())
 	began := time.Now()
-	res, err = quorum.Async(ctx, 1, opts, func(ctx context.Context, i int, done quorum.Done) {
+	res, err = quorum.Async(ctx, 1, opts, func(ctx context.Context, i int, done quorum.Tally) {
 		n.DoAsync(ctx, "ECHO", []any{"b"}, pool.CompletionFunc(func(reply any, err error) {
 			v := echoVote(reply, err)
 			done.Vote(i, v)
@@ -132,64 +130,4 @@ func TestIdleConnectionOutlivesReadTimeout(t *testing.T) {
 			t.Fatalf("after an idle spell the call went out on client %d, want the idle connection, client %d", got, id)
 		}
 	})
-}
-
-// A command written behind a solo read, and taken by the connection's
-// reader before that read was given up, still gets its own reply: the
-// reader reads the reply given up first.
-func TestGivenUpReplyReadBeforeThoseBehindIt(t *testing.T) {
-	srv, n := start(t, redisproc.Options{}, pool.Config{StallTimeout: time.Minute})
-	t.Cleanup(func() { srv.Resume() })
-	opts := quorum.Options{Need: 1, Timeout: time.Minute}
-	for i := range 20 { // the reader takes the one behind first only sometimes
-		if err := srv.Pause(); err != nil {
-			t.Fatal(err)
-		}
-		first, behind := fmt.Sprint("first", i), fmt.Sprint("behind", i)
-		late, next := make(chan quorum.Vote, 1), make(chan quorum.Vote, 1)
-		ctx, cancel := context.WithCancel(t.Context())
-		_, err := quorum.Async(ctx, 1, opts, func(ctx context.Context, i int, done quorum.Done) {
-			n.DoAsync(ctx, "ECHO", []any{first}, pool.CompletionFunc(func(reply any, err error) {
-				v := echoVote(reply, err)
-				done.Vote(i, v)
-				late <- v
-			}))
-			n.DoAsync(t.Context(), "ECHO", []any{behind}, pool.CompletionFunc(func(reply any, err error) {
-				next <- echoVote(reply, err)
-			}))
-			cancel()
-		})
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("cancelled fan-out: %v, want Canceled", err)
-		}
-		if err := srv.Resume(); err != nil {
-			t.Fatal(err)
-		}
-		if v := <-late; v.Value != first {
-			t.Fatalf("the call given up completed with %+v, want its reply %s", v, first)
-		}
-		if v := <-next; v.Value != behind {
-			t.Fatalf("the call behind it completed with %+v, want its reply %s", v, behind)
-		}
-	}
-}
-
-// A reply longer than what a solo read's wait takes off the socket at once
-// is read whole, and the next reply after it is the next call's.
-func TestSoloReadOfALongReply(t *testing.T) {
-	_, n := start(t, redisproc.Options{}, pool.Config{})
-	long := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB
-	if _, err := n.Do(t.Context(), "SET", "long", long); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 3 {
-		got, err := redis.String(n.Do(t.Context(), "GET", "long"))
-		if err != nil || got != long {
-			t.Fatalf("GET %d: %d bytes, %v; want the %d bytes set", i, len(got), err, len(long))
-		}
-		token := fmt.Sprint("after", i)
-		if got, err := redis.String(n.Do(t.Context(), "ECHO", token)); err != nil || got != token {
-			t.Fatalf("ECHO after the long reply: %q, %v; want %q", got, err, token)
-		}
-	}
 }

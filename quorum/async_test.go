@@ -78,7 +78,7 @@ func TestZeroTimeoutDropsCancellation(t *testing.T) {
 // recorded as ErrNoAnswer at the timeout stays counted.
 func TestAsyncCountsCallbacks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		dones := make(chan quorum.Done, 5)
+		dones := make(chan quorum.Tally, 5)
 		var counted [5]bool
 		go func() {
 			done := <-dones
@@ -89,7 +89,7 @@ func TestAsyncCountsCallbacks(t *testing.T) {
 			time.Sleep(ms)
 			counted[4] = done.Vote(4, fail)
 		}()
-		res, err := quorum.Async(t.Context(), 5, quorum.Options{Need: 3, Timeout: 50 * ms}, func(ctx context.Context, i int, done quorum.Done) {
+		res, err := quorum.Async(t.Context(), 5, quorum.Options{Need: 3, Timeout: 50 * ms}, func(ctx context.Context, i int, done quorum.Tally) {
 			if i == 0 {
 				dones <- done
 			}
@@ -110,8 +110,8 @@ func TestAsyncCountsCallbacks(t *testing.T) {
 		// its later vote is part of the Result already (counted), and
 		// changes nothing.
 		start := time.Now()
-		var late quorum.Done
-		res, err = quorum.Async(t.Context(), 3, quorum.Options{Need: 2, Timeout: 50 * ms}, func(ctx context.Context, i int, done quorum.Done) {
+		var late quorum.Tally
+		res, err = quorum.Async(t.Context(), 3, quorum.Options{Need: 2, Timeout: 50 * ms}, func(ctx context.Context, i int, done quorum.Tally) {
 			late = done
 			if i == 0 {
 				done.Vote(i, yes)
@@ -137,7 +137,7 @@ func TestAsyncStartsOnEndedContext(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		var started [2]bool
-		res, err := quorum.Async(ctx, 2, quorum.Options{Need: 2, Timeout: 30 * ms}, func(c context.Context, i int, done quorum.Done) {
+		res, err := quorum.Async(ctx, 2, quorum.Options{Need: 2, Timeout: 30 * ms}, func(c context.Context, i int, done quorum.Tally) {
 			started[i] = true
 		})
 		if !errors.Is(err, context.Canceled) || res.Pending() != 2 || started != [2]bool{true, true} {
@@ -156,7 +156,7 @@ func TestNodeContext(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.WithValue(t.Context(), ctxKey{}, "v"))
 		var nctx context.Context
 		start := time.Now()
-		res, err := quorum.Async(ctx, 2, quorum.Options{Need: 1, Timeout: 30 * ms}, func(c context.Context, i int, done quorum.Done) {
+		res, err := quorum.Async(ctx, 2, quorum.Options{Need: 1, Timeout: 30 * ms}, func(c context.Context, i int, done quorum.Tally) {
 			if i == 0 {
 				nctx = c
 				done.Vote(i, yes)

@@ -8,7 +8,7 @@
 // keeps its chance to land (and to be cleaned up after) even when the
 // caller stopped waiting. Calls still in flight when the fan-out returns
 // finish in the background, and only their caller hears of them
-// (Done.Vote reports that such a vote was late). What to do after each
+// (Tally.Vote reports that such a vote was late). What to do after each
 // node's call (follow-up commands, reports of late failures) is the
 // caller's: it sees every reply first.
 //

@@ -118,8 +118,8 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// Done takes the votes of one fan-out's calls (see Async).
-type Done interface {
+// Tally counts the votes of one fan-out's calls (see Async).
+type Tally interface {
 	// Vote reports node i's vote; it must be called exactly once per node,
 	// from any goroutine, also before the start function returned. It
 	// never blocks beyond a short critical section. It reports whether the
@@ -138,7 +138,7 @@ type Done interface {
 // ctx.Err(); the calls go on. Do returns an error without calling anything
 // for n < 1 or a Need outside [1, n].
 func Do(ctx context.Context, n int, opts Options, call func(ctx context.Context, i int) Vote) (*Result, error) {
-	return Async(ctx, n, opts, func(ctx context.Context, i int, done Done) {
+	return Async(ctx, n, opts, func(ctx context.Context, i int, done Tally) {
 		go func() { done.Vote(i, call(ctx, i)) }()
 	})
 }
@@ -151,7 +151,7 @@ func Do(ctx context.Context, n int, opts Options, call func(ctx context.Context,
 // start runs on Async's goroutine, for i in order; it must not block. The
 // calls are started even when ctx has ended already: whether to send
 // anything then is the caller's decision.
-func Async(ctx context.Context, n int, opts Options, start func(ctx context.Context, i int, done Done)) (*Result, error) {
+func Async(ctx context.Context, n int, opts Options, start func(ctx context.Context, i int, done Tally)) (*Result, error) {
 	if n < 1 || opts.Need < 1 || opts.Need > n {
 		return nil, fmt.Errorf("quorum: need %d of %d nodes", opts.Need, n)
 	}
@@ -224,7 +224,7 @@ func (f *fanout) init(n, need int) {
 	f.res = Result{Votes: f.votes[:n], Answered: f.answered[:n], Need: need}
 }
 
-// Vote implements Done: it counts node i's vote while the outcome is open.
+// Vote implements Tally: it counts node i's vote while the outcome is open.
 func (f *fanout) Vote(i int, v Vote) bool {
 	if v.Err != nil {
 		v.Yes = false

@@ -69,14 +69,14 @@ func (c *call) evalArgs() ([]string, []any) {
 type slot struct {
 	c    *call
 	i, j int
-	done quorum.Done
+	done quorum.Tally
 }
 
 // slot returns node i's Completion of c, reporting to done as call j. A
 // call goes to each node once at most, so each node's slot serves once, and
 // sends to different nodes (which may complete on different goroutines)
 // share nothing.
-func (c *call) slot(i, j int, done quorum.Done) *slot {
+func (c *call) slot(i, j int, done quorum.Tally) *slot {
 	if i < len(c.slots) {
 		c.slots[i] = slot{c: c, i: i, j: j, done: done}
 		return &c.slots[i]

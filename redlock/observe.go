@@ -42,7 +42,7 @@ func (l *Locker) noteState(ctx context.Context, i int, err error) {
 		return
 	}
 	e := NodeStateEvent{Addr: l.nodes[i].Addr(), Up: !failing, Err: err, ctx: detach(ctx)}
-	later.Go(func() { l.states.NodeState(e) })
+	reports.Go(func() { l.states.NodeState(e) })
 }
 
 // reportFailed tells the observers of every failed vote in res, on the
@@ -74,12 +74,13 @@ func (l *Locker) observeLater(ctx context.Context, op string, i int, v quorum.Vo
 	if v.Err == nil || (l.onNodeError == nil && l.observer == nil) {
 		return
 	}
-	later.Go(func() { l.observe(ctx, op, i, v.Err) })
+	reports.Go(func() { l.observe(ctx, op, i, v.Err) })
 }
 
-// later runs the reports of observeLater one after the other; a burst of
-// them (every call pending on a master that froze) costs one goroutine.
-var later serial.Queue
+// reports runs the reports made off the caller's goroutine (observeLater,
+// noteState) one after the other; a burst of them (every call pending on a
+// master that froze) costs one goroutine.
+var reports serial.Queue
 
 // lost tells the Observer that lk ended with err, unless err is its Unlock.
 func (lk *Lock) lost(err error) {

@@ -42,7 +42,7 @@ func (s *sender) run(ctx context.Context, c *call) (any, error) {
 // start sends c and reports its vote to done as call j: by callback when
 // the Node is an AsyncNode, else from a goroutine of its own that waits for
 // the call. It never blocks.
-func (s *sender) start(ctx context.Context, c *call, j int, done quorum.Done) {
+func (s *sender) start(ctx context.Context, c *call, j int, done quorum.Tally) {
 	sl := c.slot(s.i, j, done)
 	if s.async != nil {
 		s.async.EvalPreparedAsync(ctx, c.s.src, c.prepared, sl)
@@ -64,7 +64,7 @@ func (l *Locker) fanOut(ctx context.Context, c *call) (*quorum.Result, error) {
 		return l.runOne(ctx, c)
 	}
 	res, err := quorum.Async(ctx, len(l.senders), quorum.Options{Need: l.quorum, Timeout: c.fanOutTimeout()},
-		func(nctx context.Context, i int, done quorum.Done) { l.senders[i].start(nctx, c, i, done) })
+		func(nctx context.Context, i int, done quorum.Tally) { l.senders[i].start(nctx, c, i, done) })
 	l.reportFailed(ctx, c.op, res, nil)
 	return res, err
 }
@@ -74,7 +74,7 @@ func (l *Locker) fanOut(ctx context.Context, c *call) (*quorum.Result, error) {
 func (l *Locker) fanOutTo(ctx context.Context, c *call, nodes []int, need int) (*quorum.Result, error) {
 	c.ctx = ctx
 	res, err := quorum.Async(ctx, len(nodes), quorum.Options{Need: need, Timeout: l.nodeTimeout},
-		func(nctx context.Context, j int, done quorum.Done) { l.senders[nodes[j]].start(nctx, c, j, done) })
+		func(nctx context.Context, j int, done quorum.Tally) { l.senders[nodes[j]].start(nctx, c, j, done) })
 	l.reportFailed(ctx, c.op, res, nodes)
 	return res, err
 }
@@ -168,7 +168,7 @@ type cleanup struct {
 	cancel context.CancelFunc
 }
 
-// Vote implements quorum.Done; a vote is never counted in a Result, so its
+// Vote implements quorum.Tally; a vote is never counted in a Result, so its
 // failure is reported by its call.
 func (cl *cleanup) Vote(int, quorum.Vote) bool {
 	if cl.left.Add(-1) == 0 {

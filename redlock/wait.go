@@ -24,7 +24,7 @@ import (
 type waiting struct {
 	l    *Locker
 	key  string
-	fifo bool // take part in the Locker's per-key queue
+	queued bool // take part in the Locker's per-key queue (queue.go)
 
 	turn   *ticket         // our place in key's queue; nil until joined
 	kick   <-chan struct{} // an Unlock of key by this process; nil until joined
@@ -34,17 +34,17 @@ type waiting struct {
 	timer  *time.Timer
 }
 
-// initWaiting sets up w as the waiting of a Lock call for key; fifo puts
+// initWaiting sets up w as the waiting of a Lock call for key; queued puts
 // it in the Locker's per-key queue.
-func (l *Locker) initWaiting(w *waiting, key string, fifo bool) {
-	*w = waiting{l: l, key: key, fifo: fifo, tried: l.noWake}
+func (l *Locker) initWaiting(w *waiting, key string, queued bool) {
+	*w = waiting{l: l, key: key, queued: queued, tried: l.noWake}
 }
 
 // start runs before the first attempt: when other Lock calls here wait for
 // the key already, it queues up behind them instead of barging ahead, and
 // returns at its turn or with ctx's error.
 func (w *waiting) start(ctx context.Context) error {
-	if !w.fifo || !w.l.queues.busy(w.key) {
+	if !w.queued || !w.l.queues.busy(w.key) {
 		return nil
 	}
 	w.join()
@@ -58,7 +58,7 @@ func (w *waiting) next(ctx context.Context, attempt int) bool {
 		return false
 	}
 	switch {
-	case w.fifo && w.turn == nil:
+	case w.queued && w.turn == nil:
 		w.join()
 		return w.turn.wait(ctx) == nil // our turn: try at once
 	case !w.tried:

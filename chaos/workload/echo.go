@@ -88,7 +88,7 @@ func (x *Echoes) echo(ctx context.Context, e *Env, c int, rng *rand.Rand) {
 // echoFanOut sends ECHO token to n as a fan-out of one, which reads the
 // reply on its own goroutine when n's connection is idle.
 func echoFanOut(ctx context.Context, n *pool.Node, token string, timeout time.Duration) (string, error) {
-	res, err := quorum.Async(ctx, 1, quorum.Options{Need: 1, Timeout: timeout}, func(ctx context.Context, i int, done quorum.Done) {
+	res, err := quorum.Async(ctx, 1, quorum.Options{Need: 1, Timeout: timeout}, func(ctx context.Context, i int, done quorum.Tally) {
 		n.DoAsync(ctx, "ECHO", []any{token}, pool.CompletionFunc(func(reply any, err error) {
 			s, err := redis.String(reply, err)
 			done.Vote(i, quorum.Vote{Yes: err == nil, Value: s, Err: err})
@@ -126,7 +126,7 @@ func (x *Echoes) Probe(ctx context.Context, e *Env, rounds int) error {
 				replies <- [2]string{token, s}
 			}
 			cctx, cancel := context.WithCancel(ctx)
-			quorum.Async(cctx, 1, quorum.Options{Need: 1, Timeout: time.Minute}, func(nctx context.Context, j int, done quorum.Done) {
+			quorum.Async(cctx, 1, quorum.Options{Need: 1, Timeout: time.Minute}, func(nctx context.Context, j int, done quorum.Tally) {
 				n.DoAsync(nctx, "ECHO", []any{first}, pool.CompletionFunc(func(reply any, err error) {
 					done.Vote(j, quorum.Vote{Err: err})
 					answer(first, reply, err)
