@@ -370,6 +370,11 @@ func (m *mux) flush(mc *muxConn, direct bool, self *request) {
 		mc.mu.Unlock()
 		ok := m.writeBatch(mc, batch, self)
 		if self != nil {
+			// An interleaving point (internal/interleave): nothing runs
+			// here but in the chaos harness, which stretches it as a
+			// goroutine descheduled right after its own write would be;
+			// its request may complete and be recycled meanwhile, which
+			// is why self holds only for this first batch.
 			interleave.AfterOwnWrite()
 		}
 		self = nil

@@ -32,9 +32,12 @@ type Config struct {
 	// the call that needed the connection: that call waits for it only
 	// until its context ends, and the connection then serves later calls.
 	DialTimeout time.Duration
-	// ReadTimeout and WriteTimeout bound each command's read and write; 0
-	// means no bound beyond the caller's context, which is how quorumlock
-	// uses them (the per-node timeout arrives as a context deadline).
+	// ReadTimeout and WriteTimeout bound each read and write on a
+	// connection; 0 means no bound beyond the caller's context, which is
+	// how quorumlock uses them (the per-node timeout arrives as a context
+	// deadline). On the pipelined connection, where reads serve every
+	// caller, a read is bounded by StallTimeout instead; ReadTimeout then
+	// bounds only the connection's set-up reads.
 	ReadTimeout  time.Duration
 	WriteTimeout time.Duration
 
@@ -333,9 +336,11 @@ func (n *Node) Stats() Stats {
 	return st
 }
 
-// Close closes the idle connections, cancels a connection set-up in
-// progress and waits for it, and makes later calls fail; connections in use
-// are closed when their calls end.
+// Close makes later calls fail, closes the pipelined connection (every
+// command still on it completes with an error) and its goroutines, the
+// pub/sub connection, the durable grants' connection and the Pooled mode's
+// idle connections, and cancels a connection set-up in progress and waits
+// for it; a Pooled connection in use is closed when its call ends.
 func (n *Node) Close() error {
 	n.notify.close() // the pub/sub connection and its goroutines
 	n.durable.close()
