@@ -2,30 +2,54 @@
 // Redis masters.
 //
 // A lock is held when a quorum of the masters (by default N/2+1) granted it
-// within its validity window. Acquisition sends SET key token NX PX ttl to all
-// masters concurrently, each call under its own timeout, and decides as soon
-// as the outcome is known: it never waits for a slow or dead master once a
-// quorum has answered either way. The lock is valid for
+// within its validity window. Acquisition runs the acquire script (SET key
+// token NX PX ttl, unless the attempt was released already) on all masters
+// concurrently, each call under its own timeout, and decides as soon as the
+// outcome is known: it never waits for a slow or dead master once a quorum
+// has answered either way. The lock is valid for
 //
 //	validity = ttl - elapsed - drift,  drift = ttl*DriftFactor + 2ms
 //
 // and Lock.Until is start + validity, where start is the moment the attempt
 // began. An attempt whose quorum arrives after its validity is used up fails.
-// A failed attempt is released on every master with compare-and-delete, each
-// release sent only after that master's SET has returned, under a context the
-// caller's cancellation cannot cut short. Every attempt uses a fresh random
-// token, so a late release of an earlier attempt never touches a later lock;
-// Lock's next attempt waits for those releases to return (at most a node
-// timeout), so that it does not find its own last key and count it as a
-// refusal.
+// A failed attempt is released at once on every master whose acquire may
+// have landed, under a context the caller's cancellation cannot cut short.
+// Every attempt uses a fresh random token, so a late release of an earlier
+// attempt never touches a later lock; Lock's next attempt waits for those
+// releases to return (at most a node timeout), so that it does not find its
+// own last key and count it as a refusal.
+//
+// # One Lock call, down and up
+//
+// Locker.Lock checks its input (nothing reaches Redis for bad input), then
+// makes attempts (acquire.go, one retry loop for every kind). An attempt
+// (attempt.go) builds one script call for all masters (call.go) and hands
+// it to the fan-out (sender.go): package quorum starts the call on every
+// master at once, through each master's sender, which New resolved from
+// what its Node can do (an AsyncNode completes the call by callback, other
+// Nodes get a goroutine; with one master the call runs on the caller's
+// goroutine). Each reply comes back up once: the call's slot turns it into
+// a vote (the restart guard and durable grants judge a yes), quorum counts
+// it and wakes the attempt when the outcome is decided, and a vote that
+// comes after that is only reported. The attempt computes the validity
+// (one function) and returns the Lock, or releases what it may have set.
+//
+// # A release never leaves a late acquire behind
+//
+// A command may reach a master long after its caller gave up: delayed on
+// the network past the node timeout, or after the connection was replaced,
+// or as the EVAL sent after a NOSCRIPT. An acquire that lands after its
+// release would hold the key on that master until its TTL. So every
+// acquisition has an identity of its own on the masters (the attempt's
+// token; a reentrant hold's id), a release that does not find it leaves a
+// tombstone for it (a key with a TTL of at least a minute), and every
+// acquire script refuses when its tombstone exists (variant.go). The order
+// in which a Node delivers commands therefore does not matter; what a Node
+// must do is little (see Node).
 //
 // A Locker is safe for concurrent use; a *Lock is one acquisition, and
 // holds all of that acquisition's state (the Locker shares only its
-// configuration and its per-key queues of waiting Lock calls). A release on
-// a master never overtakes that master's acquire call (Unlock and Extend
-// are sent to a master once its acquire returned, or, on an AsyncNode's
-// pipelined connection, queued behind it at the node timeout), so an early
-// Unlock cannot leave a key behind on a slow master.
+// configuration and its per-key queues of waiting Lock calls).
 //
 // # Waiting
 //
@@ -38,20 +62,22 @@
 // jittered backoff stays as the fallback. Config.DisableWakeOnRelease turns
 // the subscriptions off.
 //
-// # Optional Node abilities
+// # Errors
 //
-// Subscriber, PreparedEvaler and AsyncNode are abilities a Node may have
-// beyond the Node interface; a Locker detects them by type assertion. A Node
-// that wraps another must forward each one the wrapped Node has. With
-// AsyncNode (as *pool.Node has) node calls complete by callback: a Lock or
-// Unlock starts no goroutine per master, and a master that does not answer
-// costs a pending command on its connection, not a parked goroutine.
+// A failed acquisition matches ErrNotAcquired, and also ErrUnavailable when
+// it failed for want of answers (masters down, cut off or too slow) rather
+// than because the lock is held; a failed Extend or Unlock matches
+// ErrLockLost; bad input matches ErrInvalid. errors.As finds the
+// *QuorumError with each master's outcome. Locker.Check is a readiness
+// check of the masters.
 //
 // # Observing
 //
 // Config.Observer is told of every acquisition call (key, kind, wait,
 // attempts, outcome), release (hold time), renewal, loss and failed call to
-// a master. SlogObserver logs them with log/slog.
+// a master, each event with the context of the call it is about; a
+// NodeStateObserver is told when a master starts failing and when it
+// answers again. SlogObserver logs them with log/slog.
 //
 // # Variants
 //
@@ -59,22 +85,27 @@
 // Lock.Done, Lock.Err and Lock.Context tell the holder the moment the lock
 // can no longer be guaranteed; Locker.Do runs a function under a renewed
 // lock. With Config.Fencing each lock carries a fencing token (Lock.Fence)
-// that increases strictly from holder to holder. Locker.Reentrant and
-// Locker.RWMutex give reentrant and read-write locks with the same quorum,
-// validity and release rules. Locker.Semaphore admits at most K holders:
-// K permits, each an ordinary lock (see Semaphore for why not a counter).
+// that increases strictly from holder to holder, also across a master's
+// restart. Locker.Reentrant, Locker.RWMutex, Locker.Fair,
+// Locker.Semaphore, Locker.LockMulti and Locker.Resume give reentrant,
+// read-write, fair, counting, multi-key and handed-over locks with the same
+// quorum, validity and release rules. Config.KeyPrefix keeps lock keys
+// apart from data keys.
 //
 // # What Redlock guarantees, and what it does not
 //
 // Mutual exclusion holds while: the client's clock is monotonic (Config.Clock
 // defaults to Go's monotonic clock); the masters' clocks drift by less than
-// DriftFactor; and a master that restarts either persisted every write (AOF
-// with appendfsync always) or stays down for at least the longest TTL; and
-// no master evicts keys: run every master with maxmemory-policy noeviction
-// (the default). A master that evicts a lock key under memory pressure lets
-// a second client in, and with an allkeys-* policy it may also evict a
-// fencing counter, after which tokens start again from 1. With noeviction
-// a full master refuses writes instead, which only makes locks fail. A
+// DriftFactor; a master that restarts comes back with its locks, or does
+// not count until they expired; no master evicts lock keys (run every
+// master with maxmemory-policy noeviction, the default); and no master
+// fails over to a replica that lacks a lock. The library keeps the
+// restart condition itself where it can: a master that persists every
+// write (AOF with appendfsync always) comes back with its locks; the
+// restart guard (Config.RestartGuard, guard.go) keeps the grants of a
+// master that restarted from counting until every lock it may have
+// forgotten expired; durable grants (Config.Durability, durable.go) count
+// a grant only once it is on disk, and on replicas for a failover. A
 // holder that is paused (GC, swap, a stopped VM) past Until may act after
 // another client acquired the lock: only a fencing token checked by the
 // protected resource catches that. The chaos harness in this repository
