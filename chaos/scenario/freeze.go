@@ -113,9 +113,10 @@ func (n *frozenNode) Do(ctx context.Context, cmd string, args ...any) (any, erro
 }
 
 // Eval freezes an acquiring script of the armed key (one that is not a
-// release: releases come after the frozen call).
+// release: releases come after the frozen call). The lock key is KEYS[2]
+// (KEYS[1] is the attempt's tombstone).
 func (n *frozenNode) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
-	if len(keys) == 0 || !n.f.take(n.i, keys[0]) {
+	if len(keys) < 2 || !n.f.take(n.i, keys[1]) {
 		return n.Node.Eval(ctx, hash, src, keys, args...)
 	}
 	defer n.f.hold(ctx)
