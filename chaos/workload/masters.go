@@ -21,7 +21,7 @@ import (
 // Where a lock's state lies on a master, by kind of lock.
 const (
 	modeString = "string" // a string key holding the token (plain, fenced, RW writer)
-	modeHash   = "hash"   // a hash with a field per owner (reentrant)
+	modeHash   = "hash"   // a reentrant hash held by an owner: a field per owner (owner -> count), or the field "owner" (owner and h:<hold id> fields)
 	modeZset   = "zset"   // a sorted set member whose score is its expiry (RW reader)
 	modeAny    = "any"    // the key, whatever it holds (a failed call's private key)
 )
@@ -46,7 +46,7 @@ if mode == 'string' then
   if redis.call('GET', KEYS[1]) == m then return ttl(KEYS[1]) end
   return -1
 elseif mode == 'hash' then
-  if redis.call('HEXISTS', KEYS[1], m) == 1 then return ttl(KEYS[1]) end
+  if redis.call('HEXISTS', KEYS[1], m) == 1 or redis.call('HGET', KEYS[1], 'owner') == m then return ttl(KEYS[1]) end
   return -1
 elseif mode == 'zset' then
   local s = redis.call('ZSCORE', KEYS[1], m)
