@@ -18,15 +18,32 @@ import (
 func TestProbesHoldOnTheLibrary(t *testing.T) {
 	e := newEnv(t, 2)
 	ps := workload.Probes(workload.Kinds)
-	if len(ps) != 10 {
-		t.Fatalf("Probes(all kinds) = %v, want the 10 probes", ps)
+	if len(ps) != 20 {
+		t.Fatalf("Probes(all kinds) = %v, want the 20 probes", ps)
 	}
 	if err := workload.RunProbes(context.Background(), e, ps, 1); err != nil {
 		t.Fatal(err)
 	}
-	r := checker.Check(e.History.Events())
+	events := e.History.Events()
+	r := checker.Check(events)
 	if !r.Holds() {
 		t.Errorf("%d overlaps, violations %v", len(r.Overlaps), r.Violations)
+	}
+	if vs := checker.OutOfOrder(events); len(vs) > 0 {
+		t.Errorf("fair waiters served out of order: %v", vs)
+	}
+	// fair-order queued three waiters, each seen registered, and crashed
+	// the first; renew-held renewed a lock and a Do.
+	n := map[checker.Kind]int{}
+	renewed := 0
+	for _, ev := range events {
+		n[ev.Kind]++
+		if ev.Kind == checker.Granted && ev.Renewed {
+			renewed++
+		}
+	}
+	if n[checker.Registered] < 3 || n[checker.Crashed] != 1 || renewed != 2 || n[checker.Lost] != 0 {
+		t.Errorf("%d registered, %d crashed, %d renewed, %d lost: want at least 3, 1, 2, 0", n[checker.Registered], n[checker.Crashed], renewed, n[checker.Lost])
 	}
 	dropped := 0
 	for c := range 2 {
@@ -46,7 +63,7 @@ func TestProbesHoldOnTheLibrary(t *testing.T) {
 			t.Errorf("MULTI on a shared connection: %s", a.Note)
 		}
 	}
-	if kinds[fault.Multi] != 3 || kinds[fault.Slow] != 6 {
-		t.Errorf("faults applied %v, want 3 multi and 6 slow (2 short-extend, 3 late-extend, 1 late-noscript)", kinds)
+	if kinds[fault.Multi] != 3 || kinds[fault.Slow] != 14 {
+		t.Errorf("faults applied %v, want 3 multi and 14 slow (2 short-extend, 3 late-extend, 1 late-noscript, 3 late-read-extend, 5 give-up)", kinds)
 	}
 }

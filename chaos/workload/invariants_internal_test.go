@@ -1,0 +1,206 @@
+package workload
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/quorumlock/quorumlock/chaos/checker"
+	"github.com/quorumlock/quorumlock/chaos/cluster"
+	"github.com/quorumlock/quorumlock/chaos/internal/chaostest"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// env starts three masters and an Env with two clients over them.
+func env(t *testing.T) *Env {
+	t.Helper()
+	c := chaostest.Start(t, cluster.BackendLocal, cluster.Config{Nodes: 3})
+	e, err := NewEnv(c, EnvConfig{Clients: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// on runs one command on master j, directly.
+func on(t *testing.T, e *Env, j int, cmd string, args ...any) {
+	t.Helper()
+	err := e.direct.on(context.Background(), j, func(ctx context.Context, c redis.Conn) error {
+		_, err := redis.DoContext(c, ctx, cmd, args...)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("%s on master %d: %v", cmd, j, err)
+	}
+}
+
+// of returns the events of kind k.
+func of(e *Env, k checker.Kind) []checker.Event {
+	var out []checker.Event
+	for _, ev := range e.History.Events() {
+		if ev.Kind == k {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// What appears on the keys of a pattern after a snapshot is a leftover on
+// each master where it appeared, unless a release to that master failed;
+// tombstones are left alone when they carry a TTL, and so are the
+// counters that outlive their locks.
+func TestRestoredFindsWhatACallLeft(t *testing.T) {
+	e := env(t)
+	c := e.clients[0]
+	ctx := context.Background()
+	name := "own0.test"
+	key := e.Key(name)
+	pattern := "*" + key + "*"
+	on(t, e, 0, "ZADD", "{"+key+"}:r", 1, "old-reader")
+	before := e.direct.stableStates(ctx, pattern)
+	since := time.Now()
+	on(t, e, 0, "SET", "{"+key+"}:wq", "writer", "PX", 60000)     // left on master 0
+	on(t, e, 1, "ZADD", "{"+key+"}:r", 1, "new-reader")           // left on master 1
+	on(t, e, 2, "SET", "{"+key+"}:wq", "writer", "PX", 60000)     // excused: a release to master 2 failed
+	on(t, e, 0, "SET", "{"+key+"}:tomb:a", "1", "PX", 60000)      // a tombstone with a TTL
+	on(t, e, 1, "SET", "{"+key+"}:tomb:b", "1")                   // one without: left
+	on(t, e, 0, "SET", "{"+key+"}:fence", "7")                    // counters outlive their locks
+	on(t, e, 0, "SET", "{"+key+"}:fair:ticket", "3", "PX", 60000) //
+	c.obs.NodeError(redlock.NodeErrorEvent{Op: opRelease, Addr: c.nodes[2].Addr()})
+	c.restored(ctx, name, pattern, before, "a test call", since, false)
+	rs := of(e, checker.Remained)
+	if len(rs) != 2 {
+		t.Fatalf("remained %v, want masters 0 and 1", rs)
+	}
+	for i, want := range []string{"master 0 still holds string {" + key + "}:wq", "master 1 still holds"} {
+		if !strings.Contains(rs[i].Detail, want) {
+			t.Errorf("remained %q, want %q", rs[i].Detail, want)
+		}
+	}
+	if !strings.Contains(rs[1].Detail, "new-reader") || !strings.Contains(rs[1].Detail, "tombstone {"+key+"}:tomb:b without a TTL") {
+		t.Errorf("master 1: %q, want the new reader and the tombstone without a TTL", rs[1].Detail)
+	}
+	// Once the leftovers are gone, nothing remains.
+	for j := range 3 {
+		on(t, e, j, "DEL", "{"+key+"}:wq", "{"+key+"}:tomb:b")
+	}
+	on(t, e, 1, "ZREM", "{"+key+"}:r", "new-reader")
+	c.restored(ctx, name, pattern, before, "a test call", time.Now(), false)
+	if rs := of(e, checker.Remained); len(rs) != 2 {
+		t.Errorf("remained %v after the leftovers went", rs[2:])
+	}
+}
+
+// A lock key left on a minority of the masters is a leftover of every
+// master to which no release failed; a reentrant hold's is excused where
+// its acquire failed too.
+func TestRemainsExcusesFailedReleases(t *testing.T) {
+	e := env(t)
+	c := e.clients[0]
+	ctx := context.Background()
+	key := e.Key("k")
+	since := time.Now()
+	on(t, e, 0, "SET", key, "token", "PX", 60000)
+	on(t, e, 1, "SET", key, "token", "PX", 60000)
+	c.obs.NodeError(redlock.NodeErrorEvent{Op: opUnlock, Addr: c.nodes[1].Addr()})
+	c.obs.NodeError(redlock.NodeErrorEvent{Op: opLock, Addr: c.nodes[0].Addr()})
+	c.remains(ctx, "k", target{mode: modeString, key: key, member: "token"}, "an unlock", since, time.Now())
+	rs := of(e, checker.Remained)
+	if len(rs) != 1 || !strings.Contains(rs[0].Detail, "masters [0]") {
+		t.Fatalf("remained %v, want master 0 only (an acquire failure excuses no plain lock)", rs)
+	}
+	hkey := e.Key("r")
+	on(t, e, 0, "HSET", hkey, "owner", "o", "h:1", "1")
+	c.remains(ctx, "r", target{mode: modeHash, key: hkey, member: "o"}, "a reentrant unlock", since, time.Now())
+	if rs := of(e, checker.Remained); len(rs) != 1 {
+		t.Errorf("remained %v: a reentrant hold is excused where its acquire failed", rs[1:])
+	}
+	// Errors before since excuse nothing.
+	c.remains(ctx, "k", target{mode: modeString, key: key, member: "token"}, "a later unlock", time.Now(), time.Now())
+	if rs := of(e, checker.Remained); len(rs) != 2 || !strings.Contains(rs[1].Detail, "masters [0 1]") {
+		t.Errorf("remained %v, want masters 0 and 1", rs)
+	}
+}
+
+// A fair call that waits behind a holder is seen registered, under the
+// id the masters know it by; a crashed waiter's Locker sends nothing
+// more, and its registration outlives it by its lifetime only.
+func TestFairWaiterRegistersAndCrashes(t *testing.T) {
+	e := env(t)
+	a, b := e.clients[0], e.clients[1]
+	ctx := context.Background()
+	name := "fair-k0"
+	holder := a.fairHold(ctx, ctx, name, true, probeTTL)
+	if holder.err != nil {
+		t.Fatal(holder.err)
+	}
+	l, obs, crash, err := b.crashable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	registered := len(of(e, checker.Registered)) // the holder's, if it was seen
+	got := make(chan fairResult, 1)
+	started := make(chan struct{})
+	go func() {
+		got <- b.fairWith(wctx, ctx, l, name, false, time.Second, func(time.Time) { close(started) })
+	}()
+	<-started
+	g := b.sh.gate(e.Key(name))
+	g.Lock() // the waiter holds the gate until it is registered
+	g.Unlock()
+	if n := len(of(e, checker.Registered)); n != registered+1 {
+		t.Fatalf("%d registrations recorded, want %d", n, registered+1)
+	}
+	crash()
+	crashed := time.Now()
+	cancel()
+	r := <-got
+	if r.err == nil || r.waiter == "" {
+		t.Fatalf("the crashed waiter: %v, waiter %q", r.err, r.waiter)
+	}
+	live := 0
+	for _, rd := range e.direct.readTarget(ctx, target{mode: modeFair, key: e.Key(name), member: r.waiter}) {
+		if rd.known && rd.held {
+			live++
+		}
+	}
+	if live != 3 {
+		t.Errorf("the crashed waiter is registered on %d masters, want 3: its withdrawal must not have been sent", live)
+	}
+	if _, err := l.TryLock(ctx, e.Key("other"), time.Second); err == nil {
+		t.Error("a crashed Locker was granted a lock")
+	}
+	b.crashedRegistration(ctx, name, r, crashed, obs)
+	if rs := of(e, checker.Remained); len(rs) != 0 {
+		t.Errorf("the registration of the crashed waiter outlived its lifetime: %v", rs)
+	}
+	a.registrationGone(ctx, name, holder, "unlock")
+	if err := holder.h.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A live reader beside a writer on a master is recorded.
+func TestBesideWriter(t *testing.T) {
+	e := env(t)
+	c := e.clients[0]
+	key := e.Key("rw-k0")
+	on(t, e, 1, "SET", "{"+key+"}:w", "writer", "PX", 60000)
+	on(t, e, 1, "ZADD", "{"+key+"}:r", 1, "expired-reader") // expired long ago: no reader
+	on(t, e, 2, "ZADD", "{"+key+"}:r", 1e15, "reader")      // no writer here
+	c.besideWriter(context.Background(), "rw-k0")
+	if cs := of(e, checker.Coexisted); len(cs) != 0 {
+		t.Fatalf("coexisted %v with no live reader beside a writer", cs)
+	}
+	on(t, e, 1, "ZADD", "{"+key+"}:r", 1e15, "reader")
+	c.besideWriter(context.Background(), "rw-k0")
+	if cs := of(e, checker.Coexisted); len(cs) != 1 || !strings.Contains(cs[0].Detail, "master 1 holds 1 live readers") {
+		t.Fatalf("coexisted %v, want master 1", cs)
+	}
+}
