@@ -47,14 +47,26 @@ func (c *Client) cleared(ctx context.Context, name string, t target, what string
 	c.clearedWithin(ctx, name, t, what, since, SettleWithin, cs...)
 }
 
-// clearedWithin is cleared, waiting up to within.
+// clearedWithin is cleared, waiting up to within (for a fair waiter's
+// registration, fairSettle).
 func (c *Client) clearedWithin(ctx context.Context, name string, t target, what string, since time.Time, within time.Duration, cs ...*Client) {
-	deadline := time.Now().Add(within)
-	if t.mode != modeFair {
-		c.settleWithin(ctx, name, t, what, within)
+	if t.mode == modeFair {
+		c.remains(ctx, name, t, what, since, time.Now().Add(fairSettle), cs...)
+		return
 	}
+	deadline := time.Now().Add(within)
+	c.settleWithin(ctx, name, t, what, within)
 	c.remains(ctx, name, t, what, since, deadline, cs...)
 }
+
+// fairSettle is how long a check waits for a fair waiter's registration to
+// go once the waiter gave up or unlocked. A registration expires on its own
+// FairRegistration after it was last written, and the waiter writes it at
+// least every maxRetryCeiling (an attempt) or FairRegistration/3 (a
+// refresh), whichever is longer: so a registration that its withdrawal
+// left behind lives on past the call's return for at least
+// FairRegistration - maxRetryCeiling. The check must look before then.
+const fairSettle = FairRegistration / 2
 
 // remains is cleared's check of every master: it waits until deadline for
 // no master to hold t that is not excused, and records a Remained for

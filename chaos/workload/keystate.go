@@ -205,13 +205,13 @@ func same(sts []keyState) bool {
 	return true
 }
 
-// restored waits, up to SettleWithin, until no master holds anything of
-// the keys of pattern that it did not hold in before (read before a call
-// of c on them), and records a Remained for each master that still does
-// and is not excused: none of the releases of c (nor, with acquires, its
+// restored waits, up to within, until no master holds anything of the
+// keys of pattern that it did not hold in before (read before a call of c
+// on them), and records a Remained for each master that still does and is
+// not excused: none of the releases of c (nor, with acquires, its
 // acquires) to it failed since since.
-func (c *Client) restored(ctx context.Context, name, pattern string, before []keyState, what string, since time.Time, acquires bool) {
-	deadline := time.Now().Add(SettleWithin)
+func (c *Client) restored(ctx context.Context, name, pattern string, before []keyState, what string, since time.Time, acquires bool, within time.Duration) {
+	deadline := time.Now().Add(within)
 	for {
 		left := map[int][]string{}
 		for j, st := range c.env.direct.states(ctx, pattern) {
@@ -228,7 +228,7 @@ func (c *Client) restored(ctx context.Context, name, pattern string, before []ke
 		if time.Now().After(deadline) {
 			for _, j := range slices.Sorted(maps.Keys(left)) {
 				c.env.History.Remain(c.ID, name, time.Now(), fmt.Sprintf("%s: master %d still holds %s %v after it returned, and no release to it failed",
-					what, j, strings.Join(left[j], "; "), SettleWithin))
+					what, j, strings.Join(left[j], "; "), within))
 			}
 			return
 		}

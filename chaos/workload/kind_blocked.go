@@ -83,7 +83,7 @@ func (c *Client) blockedCycle(ctx, bg context.Context, b blocked, name string, t
 			h.releaseWith(rctx)
 			cancel()
 		}
-		c.restored(bg, name, pattern, before, fmt.Sprintf("the release of the holds a %s call waited for", b), blockedSince, acquires)
+		c.restored(bg, name, pattern, before, fmt.Sprintf("the release of the holds a %s call waited for", b), blockedSince, acquires, settleOf(b))
 	}()
 	if err != nil {
 		return harness(err)
@@ -101,7 +101,8 @@ func (c *Client) blockedCycle(ctx, bg context.Context, b blocked, name string, t
 		if try {
 			how = "TryLock"
 		}
-		c.restored(bg, name, pattern, held, fmt.Sprintf("a %s %s that waited for holds of its own client (up to %v) and failed", b, how, wait), since, acquires)
+		c.restored(bg, name, pattern, held, fmt.Sprintf("a %s %s that waited for holds of its own client (up to %v) and failed", b, how, wait),
+			since, acquires, settleOf(b))
 		return nil
 	}
 	// Granted beside a blocker: the checker shows the overlap.
@@ -113,9 +114,21 @@ func (c *Client) blockedCycle(ctx, bg context.Context, b blocked, name string, t
 	return nil
 }
 
-// blockedTTL is the TTL of the blockers: they must outlast the blocked
-// call and the checks that follow it.
+// blockedTTL is the TTL of the blockers and of the blocked calls: the
+// blockers must outlast the blocked call and the checks that follow it,
+// and what a blocked call leaves behind must outlast those checks.
 const blockedTTL = probeTTL
+
+// settleOf is how long the checks of the blocked call b wait for what it
+// wrote to go: SettleWithin, but less for a fair waiter, whose
+// registration expires on its own a registration's lifetime after its
+// last refresh (FairRegistration: fairSettle).
+func settleOf(b blocked) time.Duration {
+	if b == blockedFair {
+		return fairSettle
+	}
+	return SettleWithin
+}
 
 // block takes the holds that a blocked call b waits for, on the lock
 // named name (and its siblings for a multi-key set).
@@ -167,7 +180,7 @@ func multiName(name string, i int) string { return fmt.Sprintf("%s-%d", name, i)
 // it must not be.
 func (c *Client) waitBlocked(ctx context.Context, b blocked, name string, try bool) ([]*Held, error) {
 	key := c.env.Key(name)
-	ttl := time.Second
+	ttl := blockedTTL // what it leaves behind outlives the checks
 	one := func(h *Held, err error) ([]*Held, error) {
 		if err != nil {
 			return nil, err

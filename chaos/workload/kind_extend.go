@@ -54,7 +54,7 @@ func (s *step) extend(ctx context.Context) error {
 		time.Sleep(s.between(0, s.cfg.Hold))
 	}
 	if s.chance(pUntilEnd) {
-		s.untilEnd(h, lctx)
+		s.c.untilEnd(h, lctx, 3*s.cfg.TTL)
 	}
 	stop()
 	h.Write()

@@ -59,6 +59,11 @@ func (s *step) do(ctx context.Context, name string, d time.Duration) error {
 // do holds name for d under Locker.Do with ttl (see step.do), and
 // returns Do's error.
 func (c *Client) do(ctx context.Context, name string, ttl, d time.Duration) error {
+	return c.doWith(ctx, name, ttl, d, nil)
+}
+
+// doWith is do; started, if set, runs when the function starts.
+func (c *Client) doWith(ctx context.Context, name string, ttl, d time.Duration, started func()) error {
 	e := c.env
 	key := e.Key(name)
 	e.attempts.Add(1)
@@ -70,6 +75,9 @@ func (c *Client) do(ctx context.Context, name string, ttl, d time.Duration) erro
 		now := time.Now()
 		id := e.History.GrantCall(ev, start, now, now.Add(ttl))
 		stop := c.watchCtx(id, key, fctx)
+		if started != nil {
+			started()
+		}
 		select {
 		case <-time.After(d):
 		case <-fctx.Done():
@@ -140,16 +148,15 @@ func (c *Client) workUntil(bg context.Context, h *Held, lctx context.Context, d,
 	}
 }
 
-// untilEnd has the holder of h work on until ctx, its context, ends: it
+// untilEnd has the holder of h work on until lctx, its context, ends: it
 // must end by the lock's Until. It gives up waiting 3 ContextTolerances
-// past the Until (ContextWithinUntil reports that), or after 3 TTLs of a
-// lock that keeps being renewed.
-func (s *step) untilEnd(h *Held, ctx context.Context) {
+// past the Until (ContextWithinUntil reports that), or after limit.
+func (c *Client) untilEnd(h *Held, lctx context.Context, limit time.Duration) {
 	const late = 3 * checker.ContextTolerance
-	for limit := time.Now().Add(3 * s.cfg.TTL); time.Now().Before(limit); {
-		wait := min(time.Until(h.Lock.Until())+late, time.Until(limit))
+	for end := time.Now().Add(limit); time.Now().Before(end); {
+		wait := min(time.Until(h.Lock.Until())+late, time.Until(end))
 		select {
-		case <-ctx.Done():
+		case <-lctx.Done():
 			return
 		case <-time.After(max(wait, time.Millisecond)):
 		}

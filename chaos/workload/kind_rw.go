@@ -100,13 +100,16 @@ return n
 `)
 
 // besideWriter reads every master for a live reader of the read-write
-// lock named name beside its writer, and records each master that holds
-// one.
-func (c *Client) besideWriter(ctx context.Context, name string) {
+// lock named name beside its writer, records each master that holds one,
+// and reports whether one did.
+func (c *Client) besideWriter(ctx context.Context, name string) bool {
 	key := c.env.Key(name)
+	found := false
 	for j, r := range c.env.direct.readWith(ctx, readersBesideWriter, "{"+key+"}:w", "{"+key+"}:r") {
 		if r.known && r.held {
 			c.env.History.Coexist(c.ID, name, time.Now(), fmt.Sprintf("master %d holds %d live readers beside the writer", j, r.left/time.Millisecond))
+			found = true
 		}
 	}
+	return found
 }

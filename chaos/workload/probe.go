@@ -95,9 +95,13 @@ const (
 	// beside the writer (probe_rw.go).
 	LateReadExtend Probe = "late-read-extend"
 	// RenewHeld: on healthy masters, an AutoRenew lock and a Locker.Do
-	// run for three TTLs: neither may be lost, and their contexts must
-	// stay live (probe_renew.go).
+	// run for three TTLs: neither may be lost; then again, with their
+	// links cut once they hold: their contexts must end by the lock's
+	// Until (probe_renew.go).
 	RenewHeld Probe = "renew-held"
+	// ExtendContext: a lock is extended by a TTL much shorter than its
+	// own; its context must end by the lowered Until (probe_renew.go).
+	ExtendContext Probe = "extend-context"
 	// The GiveUp probes: with the link of client A to one master slower
 	// than the node timeout (so that a waiting Lock's wake-on-release
 	// subscription there takes that long), A holds what a call of the
@@ -122,7 +126,7 @@ func Probes(ks []Kind) []Probe {
 		case Reentrant:
 			ps = append(ps, DropInner, RetriedOwner, GiveUpReentrant)
 		case Extend:
-			ps = append(ps, ShortExtend, LateExtend)
+			ps = append(ps, ShortExtend, LateExtend, ExtendContext)
 		case RW:
 			ps = append(ps, RWExclusion, LateReadExtend, GiveUpRW)
 		case Semaphore:
@@ -208,6 +212,8 @@ func (p *prober) run(ctx context.Context, pr Probe) error {
 		return p.lateReadExtend(ctx)
 	case RenewHeld:
 		return p.renewHeld(ctx)
+	case ExtendContext:
+		return p.extendContext(ctx)
 	case GiveUpRW:
 		return p.giveUp(ctx, blockedWriter, blockedReader)
 	case GiveUpFair:

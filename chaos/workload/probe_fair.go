@@ -6,16 +6,19 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quorumlock/quorumlock/chaos/fault"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // fairOrder has client A hold a fair lock while three waiters queue up
 // behind it, each starting once the one before was seen registered (the
 // key's gate orders them): a waiter of client B that will crash, one of B,
-// one of A. The first crashes; A unlocks. The second and the third must be
-// served in that order (checker.OutOfOrder), the lock must not lie free
-// longer than the crashed waiter's registration (NoStarvation), and that
-// registration must be gone once its lifetime passed.
+// one of A. Then B's links are slowed, so that A's waiter, the last in
+// line, is the first to try whenever the lock looks free; the first waiter
+// crashes; A unlocks. The second and the third must be served in that
+// order (checker.OutOfOrder), the lock must not lie free longer than the
+// crashed waiter's registration (NoStarvation), and that registration
+// must be gone once its lifetime passed.
 func (p *prober) fairOrder(ctx context.Context) error {
 	holder := p.a.fairHold(ctx, ctx, p.name, true, probeTTL)
 	if holder.err != nil {
@@ -56,6 +59,9 @@ func (p *prober) fairOrder(ctx context.Context) error {
 	g := p.a.sh.gate(p.e.Key(p.name))
 	g.Lock()
 	g.Unlock()
+	if err := p.links(ctx, p.b, fault.Slow, fairOrderLag); err != nil {
+		return err
+	}
 	crash()
 	crashed := time.Now()
 	p.e.History.Crash(p.b.ID, p.name, starts[0], crashed)
@@ -63,8 +69,19 @@ func (p *prober) fairOrder(ctx context.Context) error {
 	p.unlock(ctx, holder.h, "unlock of the fair lock three waiters queued for")
 	p.a.registrationGone(ctx, p.name, holder, "the unlock of the fair lock three waiters queued for")
 	wg.Wait()
+	if err := p.heal(ctx, p.b); err != nil {
+		return err
+	}
 	if results[0].waiter != "" {
-		p.b.crashedRegistration(ctx, p.name, results[0], crashed, obs)
+		p.e.pending.Add(1)
+		go func() {
+			defer p.e.pending.Done()
+			p.b.crashedRegistration(ctx, p.name, results[0], crashed, obs)
+		}()
 	}
 	return nil
 }
+
+// fairOrderLag is how much later than A's waiter B's reaches the masters
+// in fair-order.
+const fairOrderLag = 30 * time.Millisecond

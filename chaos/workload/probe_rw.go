@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"time"
 
 	"github.com/quorumlock/quorumlock/chaos/checker"
 	"github.com/quorumlock/quorumlock/chaos/fault"
@@ -22,6 +23,7 @@ func (p *prober) lateReadExtend(ctx context.Context) error {
 		return err
 	}
 	extended := make(chan struct{})
+	sent := time.Now()
 	go func() {
 		defer close(extended)
 		xctx, cancel := context.WithTimeout(ctx, ReleaseTimeout)
@@ -38,7 +40,10 @@ func (p *prober) lateReadExtend(ctx context.Context) error {
 		return err
 	}
 	if werr == nil {
-		p.b.besideWriter(ctx, p.name)
+		// Watch the masters until well after the late Extend arrived.
+		for end := sent.Add(latency + 2*NodeTimeout); time.Now().Before(end) && !p.b.besideWriter(ctx, p.name); {
+			time.Sleep(5 * time.Millisecond)
+		}
 		p.e.sample(ctx, writer)
 		p.e.sample(ctx, reader)
 		p.unlock(ctx, writer, "unlock of a writer after a late read Extend")
