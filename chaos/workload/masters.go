@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -102,22 +101,7 @@ type reading struct {
 
 // read asks every master, at once, how long it still holds t.
 func (m *masters) read(ctx context.Context, t target) []reading {
-	out := make([]reading, len(m.pools))
-	var wg sync.WaitGroup
-	for i := range m.pools {
-		wg.Go(func() {
-			m.on(ctx, i, func(ctx context.Context, c redis.Conn) error {
-				ms, err := redis.Int64(remainingScript.DoContext(ctx, c, t.key, t.mode, t.member))
-				if err != nil {
-					return err // unknown
-				}
-				out[i] = reading{known: true, held: ms >= 0, left: time.Duration(ms) * time.Millisecond, at: time.Now()}
-				return nil
-			})
-		})
-	}
-	wg.Wait()
-	return out
+	return m.readWith(ctx, remainingScript, t.key, t.mode, t.member)
 }
 
 // do runs one command on every master, one after another.
