@@ -146,14 +146,11 @@ func TestFairWaiterRegistersAndCrashes(t *testing.T) {
 	defer cancel()
 	registered := len(of(e, checker.Registered)) // the holder's, if it was seen
 	got := make(chan fairResult, 1)
-	started := make(chan struct{})
+	placed := make(chan struct{})
 	go func() {
-		got <- b.fairWith(wctx, ctx, l, name, false, time.Second, func(time.Time) { close(started) })
+		got <- b.fairWith(wctx, ctx, l, name, false, time.Second, fairHooks{placed: func() { close(placed) }})
 	}()
-	<-started
-	g := b.sh.gate(e.Key(name))
-	g.Lock() // the waiter holds the gate until it is registered
-	g.Unlock()
+	<-placed
 	if n := len(of(e, checker.Registered)); n != registered+1 {
 		t.Fatalf("%d registrations recorded, want %d", n, registered+1)
 	}

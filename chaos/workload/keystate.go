@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -72,21 +71,9 @@ return out
 // states reads, on every master at once, what the keys matching pattern
 // hold; a master that did not answer has a nil state.
 func (m *masters) states(ctx context.Context, pattern string) []keyState {
-	out := make([]keyState, len(m.pools))
-	var wg sync.WaitGroup
-	for i := range m.pools {
-		wg.Go(func() {
-			m.on(ctx, i, func(ctx context.Context, c redis.Conn) error {
-				st, err := parseState(stateScript.DoContext(ctx, c, pattern))
-				if err == nil {
-					out[i] = st
-				}
-				return err
-			})
-		})
-	}
-	wg.Wait()
-	return out
+	return each(ctx, m, func(ctx context.Context, c redis.Conn) (keyState, error) {
+		return parseState(stateScript.DoContext(ctx, c, pattern))
+	})
 }
 
 // parseState reads stateScript's reply.

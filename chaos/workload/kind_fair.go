@@ -69,12 +69,11 @@ const (
 // is set, through the key's gate (registration.go), and records the call.
 // bg bounds the harness's reads.
 func (c *Client) fairHold(ctx, bg context.Context, name string, try bool, ttl time.Duration) fairResult {
-	return c.fairWith(ctx, bg, c.Locker, name, try, ttl, nil)
+	return c.fairWith(ctx, bg, c.Locker, name, try, ttl, fairHooks{})
 }
 
-// fairWith is fairHold with the Locker l; started is told when the call
-// starts.
-func (c *Client) fairWith(ctx, bg context.Context, l *redlock.Locker, name string, try bool, ttl time.Duration, started func(time.Time)) fairResult {
+// fairWith is fairHold with the Locker l, telling hooks how it goes.
+func (c *Client) fairWith(ctx, bg context.Context, l *redlock.Locker, name string, try bool, ttl time.Duration, hooks fairHooks) fairResult {
 	f := l.Fair(c.env.Key(name))
 	lock := f.Lock
 	if try {
@@ -84,7 +83,7 @@ func (c *Client) fairWith(ctx, bg context.Context, l *redlock.Locker, name strin
 	if d, ok := ctx.Deadline(); ok && !try {
 		ev.GiveUp = c.env.History.Offset(d)
 	}
-	return c.fairCall(bg, name, ev, func() (*redlock.Lock, error) { return lock(ctx, ttl) }, started)
+	return c.fairCall(bg, name, ev, func() (*redlock.Lock, error) { return lock(ctx, ttl) }, hooks)
 }
 
 // registrationGone checks that the registration of the fair waiter of r
@@ -153,7 +152,7 @@ func (s *step) fairCrash(ctx context.Context, name string, ttl time.Duration) er
 	after := s.between(NodeTimeout/2, 4*NodeTimeout)
 	crashed := make(chan time.Time, 1)
 	var timer *time.Timer
-	r := c.fairWith(actx, s.bg, l, name, false, ttl, func(start time.Time) {
+	r := c.fairWith(actx, s.bg, l, name, false, ttl, fairHooks{started: func(start time.Time) {
 		timer = time.AfterFunc(after, func() {
 			crash()
 			at := time.Now()
@@ -161,7 +160,7 @@ func (s *step) fairCrash(ctx context.Context, name string, ttl time.Duration) er
 			cancel()
 			crashed <- at
 		})
-	})
+	}})
 	at := time.Now()
 	if timer.Stop() {
 		crash() // served first: the process crashes holding the lock

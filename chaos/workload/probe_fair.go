@@ -40,13 +40,18 @@ func (p *prober) fairOrder(ctx context.Context) error {
 	results := make([]fairResult, len(waiters))
 	starts := make([]time.Time, len(waiters))
 	var wg sync.WaitGroup
+	placed := make(chan struct{}) // the last waiter's place in line is known
 	for i, w := range waiters {
 		started := make(chan struct{})
 		wg.Go(func() {
-			r := w.c.fairWith(w.ctx, ctx, w.l, p.name, false, time.Second, func(t time.Time) {
+			hooks := fairHooks{started: func(t time.Time) {
 				starts[i] = t
 				close(started)
-			})
+			}}
+			if i == len(waiters)-1 {
+				hooks.placed = func() { close(placed) }
+			}
+			r := w.c.fairWith(w.ctx, ctx, w.l, p.name, false, time.Second, hooks)
 			results[i] = r
 			if r.err == nil && i > 0 {
 				p.unlock(ctx, r.h, fmt.Sprintf("unlock of fair waiter %d", i))
@@ -55,10 +60,7 @@ func (p *prober) fairOrder(ctx context.Context) error {
 		})
 		<-started
 	}
-	// The last waiter holds the gate until it was seen registered.
-	g := p.a.sh.gate(p.e.Key(p.name))
-	g.Lock()
-	g.Unlock()
+	<-placed
 	if err := p.links(ctx, p.b, fault.Slow, fairOrderLag); err != nil {
 		return err
 	}

@@ -58,20 +58,20 @@ end
 return out
 `)
 
-// readWith asks every master, at once, how many milliseconds script (which
-// answers -1 for "not held") says are left of what keysAndArgs name.
-func (m *masters) readWith(ctx context.Context, script *redis.Script, keysAndArgs ...any) []reading {
-	out := make([]reading, len(m.pools))
+// each runs fn with a connection to every master at once, each within
+// ReadTimeout, and returns what each answered: the zero value where fn
+// failed (the master did not answer in time).
+func each[T any](ctx context.Context, m *masters, fn func(ctx context.Context, c redis.Conn) (T, error)) []T {
+	out := make([]T, len(m.pools))
 	var wg sync.WaitGroup
 	for i := range m.pools {
 		wg.Go(func() {
 			m.on(ctx, i, func(ctx context.Context, c redis.Conn) error {
-				ms, err := redis.Int64(script.DoContext(ctx, c, keysAndArgs...))
-				if err != nil {
-					return err // unknown
+				v, err := fn(ctx, c)
+				if err == nil {
+					out[i] = v
 				}
-				out[i] = reading{known: true, held: ms >= 0, left: time.Duration(ms) * time.Millisecond, at: time.Now()}
-				return nil
+				return err
 			})
 		})
 	}
@@ -79,28 +79,33 @@ func (m *masters) readWith(ctx context.Context, script *redis.Script, keysAndArg
 	return out
 }
 
+// readWith asks every master, at once, how many milliseconds script (which
+// answers -1 for "not held") says are left of what keysAndArgs name; a
+// master that does not answer is unknown.
+func (m *masters) readWith(ctx context.Context, script *redis.Script, keysAndArgs ...any) []reading {
+	return each(ctx, m, func(ctx context.Context, c redis.Conn) (reading, error) {
+		ms, err := redis.Int64(script.DoContext(ctx, c, keysAndArgs...))
+		if err != nil {
+			return reading{}, err
+		}
+		return reading{known: true, held: ms >= 0, left: time.Duration(ms) * time.Millisecond, at: time.Now()}, nil
+	})
+}
+
 // waiters returns, per master, the waiters of the fair lock key that are
 // registered there and live; nil for a master that did not answer.
 func (m *masters) waiters(ctx context.Context, key string) []map[string]bool {
-	out := make([]map[string]bool, len(m.pools))
-	var wg sync.WaitGroup
-	for i := range m.pools {
-		wg.Go(func() {
-			m.on(ctx, i, func(ctx context.Context, c redis.Conn) error {
-				ids, err := redis.Strings(liveWaiters.DoContext(ctx, c, fairQueue(key), fairExpiry(key)))
-				if err != nil {
-					return err
-				}
-				out[i] = map[string]bool{}
-				for _, id := range ids {
-					out[i][id] = true
-				}
-				return nil
-			})
-		})
-	}
-	wg.Wait()
-	return out
+	return each(ctx, m, func(ctx context.Context, c redis.Conn) (map[string]bool, error) {
+		ids, err := redis.Strings(liveWaiters.DoContext(ctx, c, fairQueue(key), fairExpiry(key)))
+		if err != nil {
+			return nil, err
+		}
+		ws := map[string]bool{}
+		for _, id := range ids {
+			ws[id] = true
+		}
+		return ws, nil
+	})
 }
 
 // fairResult is the outcome of a fair acquire call.
@@ -111,11 +116,17 @@ type fairResult struct {
 	waiter string // the call's waiter, "" when it was not seen registered
 }
 
+// fairHooks are told how a fair call goes, each when set.
+type fairHooks struct {
+	started func(time.Time) // the call starts, at the time it is recorded with
+	placed  func()          // its place in line is known: seen registered, or returned
+}
+
 // fairCall makes the fair acquire call lock on the lock named name,
 // recorded as ev, through the key's gate: the call's waiter is "" when the
-// call returned before it was seen registered on a quorum. started, if
-// set, is told when the call starts. bg bounds the harness's reads.
-func (c *Client) fairCall(bg context.Context, name string, ev checker.Event, lock func() (*redlock.Lock, error), started func(time.Time)) fairResult {
+// call returned before it was seen registered on a quorum. bg bounds the
+// harness's reads.
+func (c *Client) fairCall(bg context.Context, name string, ev checker.Event, lock func() (*redlock.Lock, error), hooks fairHooks) fairResult {
 	e := c.env
 	key := e.Key(name)
 	g := c.sh.gate(key)
@@ -132,8 +143,8 @@ func (c *Client) fairCall(bg context.Context, name string, ev checker.Event, loc
 	}
 	done := make(chan result, 1)
 	start := time.Now()
-	if started != nil {
-		started(start)
+	if hooks.started != nil {
+		hooks.started(start)
 	}
 	go func() {
 		h, err := c.recordFrom(start, ev, target{mode: modeString, key: key}, lock)
@@ -157,6 +168,9 @@ func (c *Client) fairCall(bg context.Context, name string, ev checker.Event, loc
 		}
 	}
 	g.Unlock()
+	if hooks.placed != nil {
+		hooks.placed()
+	}
 	if !returned {
 		res = <-done
 	}
