@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/quorumlock/quorumlock/chaos/checker"
@@ -16,8 +17,9 @@ type Client struct {
 	// Locker is the client's Locker as EnvConfig.Locker configured it
 	// (fenced by default); reentrant and read-write locks use it too.
 	Locker *redlock.Locker
-	// plain is the same without fencing, renew the same with AutoRenew.
-	plain, renew *redlock.Locker
+	// plain is the same without fencing. Renewed and extended holds take
+	// a Locker of their own (watched).
+	plain *redlock.Locker
 	env          *Env
 	owners       int // reentrant owners this client has been, for fresh owner ids
 	// obs observes every Locker of the client (observe.go).
@@ -45,11 +47,6 @@ func newClient(id int, e *Env, nodes []redlock.Node, cfg redlock.Config) (*Clien
 	plain := cfg
 	plain.Fencing = false
 	if c.plain, err = redlock.New(nodes, plain); err != nil {
-		return nil, err
-	}
-	renew := cfg
-	renew.AutoRenew = true
-	if c.renew, err = redlock.New(nodes, renew); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -164,4 +161,18 @@ func (h *Held) releaseWith(ctx context.Context) error {
 // a renewed lock is held.
 func (h *Held) noteUntil() {
 	h.client.env.History.Extend(h.ID, time.Now(), h.Lock.Until())
+}
+
+// watched returns a Locker configured as the client's, with fencing and
+// AutoRenew as given, whose events are those of one hold: bind its
+// observer to the hold once it is granted.
+func (c *Client) watched(fencing, autoRenew bool) (*redlock.Locker, *holdObserver, error) {
+	o := &holdObserver{observer: c.obs}
+	cfg := c.cfg
+	cfg.Fencing, cfg.AutoRenew, cfg.Observer = fencing, autoRenew, o
+	l, err := redlock.New(c.nodes, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("workload: a watched Locker: %w", err)
+	}
+	return l, o, nil
 }

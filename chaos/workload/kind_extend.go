@@ -12,15 +12,16 @@ import (
 // and then the holder works on until it ends: it must end by the Until
 // that the Extends left (checker.ContextWithinUntil).
 func (s *step) extend(ctx context.Context) error {
-	l := s.c.Locker
-	if s.chance(0.5) {
-		l = s.c.renew
+	renew := s.chance(0.5)
+	l, o, err := s.c.watched(!renew, renew)
+	if err != nil {
+		return err
 	}
 	h, err := s.plainLock(ctx, l, s.key(Extend), s.cfg.TTL)
 	if err != nil {
 		return harness(err)
 	}
-	lctx, stop := s.c.watch(h)
+	lctx, stop := s.c.watch(h, o)
 	s.c.env.sample(s.bg, h)
 	ttl := func() time.Duration { return s.ttl(s.cfg.TTL/4, 3*s.cfg.TTL) }
 	for range 1 + s.rng.IntN(3) {

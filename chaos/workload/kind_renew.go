@@ -25,9 +25,13 @@ func (s *step) renew(ctx context.Context) error {
 		return s.do(ctx, name, d)
 	}
 	key := s.c.env.Key(name)
-	lock := s.c.renew.Lock
+	l, o, err := s.c.watched(false, true)
+	if err != nil {
+		return err
+	}
+	lock := l.Lock
 	if s.chance(pTry) {
-		lock = s.c.renew.TryLock
+		lock = l.TryLock
 	}
 	actx, cancel := s.acquireCtx(ctx)
 	defer cancel()
@@ -36,7 +40,7 @@ func (s *step) renew(ctx context.Context) error {
 	if err != nil {
 		return harness(err)
 	}
-	lctx, stop := s.c.watch(h)
+	lctx, stop := s.c.watch(h, o)
 	s.c.env.sample(s.bg, h)
 	s.c.workUntil(s.bg, h, lctx, d, s.cfg.TTL/4)
 	stop()
@@ -66,15 +70,20 @@ func (c *Client) do(ctx context.Context, name string, ttl, d time.Duration) erro
 func (c *Client) doWith(ctx context.Context, name string, ttl, d time.Duration, started func()) error {
 	e := c.env
 	key := e.Key(name)
+	l, o, err := c.watched(false, true)
+	if err != nil {
+		return err
+	}
 	e.attempts.Add(1)
 	ev := checker.Event{Key: name, Client: c.ID, Renewed: true, TTL: ttl}
 	start := time.Now()
 	ran := false
-	err := c.renew.Do(ctx, key, ttl, func(fctx context.Context) error {
+	err = l.Do(ctx, key, ttl, func(fctx context.Context) error {
 		ran = true
 		now := time.Now()
 		id := e.History.GrantCall(ev, start, now, now.Add(ttl))
-		stop := c.watchCtx(id, key, fctx)
+		o.bind(id)
+		stop := c.watchCtx(id, fctx)
 		if started != nil {
 			started()
 		}
@@ -91,25 +100,26 @@ func (c *Client) doWith(ctx context.Context, name string, ttl, d time.Duration, 
 	return err
 }
 
-// watch tracks h's renewals and notes the end of its context,
-// Lock.Context (see watchCtx), which it returns. stop, called before h is
-// released, notes the context as live then if it still is.
-func (c *Client) watch(h *Held) (ctx context.Context, stop func()) {
+// watch binds o, the observer of the Locker h was taken with (watched),
+// to h, and notes the end of h's context, Lock.Context (see watchCtx),
+// which it returns. stop, called before h is released, notes the context
+// as live then if it still is.
+func (c *Client) watch(h *Held, o *holdObserver) (ctx context.Context, stop func()) {
+	o.bind(h.ID)
 	lctx, cancel := h.Lock.Context(context.Background())
-	end := c.watchCtx(h.ID, h.Lock.Key(), lctx)
+	end := c.watchCtx(h.ID, lctx)
 	return lctx, func() {
 		end()
 		cancel()
 	}
 }
 
-// watchCtx tracks the renewals of lock id of key (observe.go) and notes
-// when ctx, its context, ends: CtxLive then, and Lost if it ended because
-// the lock can no longer be guaranteed. stop notes ctx as live now if it
-// still is, stops both, and returns when ctx ended (or now).
-func (c *Client) watchCtx(id int64, key string, ctx context.Context) (stop func() time.Time) {
+// watchCtx notes when ctx, the context of lock id, ends: CtxLive then,
+// and Lost if it ended because the lock can no longer be guaranteed. stop
+// notes ctx as live now if it still is, stops watching, and returns when
+// ctx ended (or now).
+func (c *Client) watchCtx(id int64, ctx context.Context) (stop func() time.Time) {
 	h := c.env.History
-	c.obs.track(key, id)
 	ended := make(chan time.Time, 1)
 	stopAfter := context.AfterFunc(ctx, func() {
 		now := time.Now()
@@ -120,7 +130,6 @@ func (c *Client) watchCtx(id int64, key string, ctx context.Context) (stop func(
 		ended <- now
 	})
 	return func() time.Time {
-		defer c.obs.untrack(key)
 		if stopAfter() {
 			now := time.Now()
 			h.CtxLive(id, now)

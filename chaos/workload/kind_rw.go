@@ -30,9 +30,12 @@ func (s *step) rw(ctx context.Context) error {
 	key := s.c.env.Key(name)
 	reader := s.chance(pReader)
 	renewed := reader && s.chance(pReadRenew)
-	l := s.c.Locker
+	l, o := s.c.Locker, (*holdObserver)(nil)
 	if renewed {
-		l = s.c.renew
+		var err error
+		if l, o, err = s.c.watched(false, true); err != nil {
+			return err
+		}
 	}
 	m := l.RWMutex(key)
 	try := s.chance(pTry)
@@ -62,7 +65,7 @@ func (s *step) rw(ctx context.Context) error {
 	s.c.env.sample(s.bg, h)
 	switch {
 	case renewed:
-		lctx, stop := s.c.watch(h)
+		lctx, stop := s.c.watch(h, o)
 		s.c.workUntil(s.bg, h, lctx, s.between(s.cfg.TTL/2, s.cfg.TTL+s.cfg.TTL/2), s.cfg.TTL/4)
 		stop()
 	case reader && s.chance(pReadExtend):

@@ -3,6 +3,7 @@ package workload
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quorumlock/quorumlock/redlock"
@@ -16,18 +17,17 @@ import (
 //     reentrant acquire that failed on a master may have landed there and
 //     kept its hold, since a reentrant lock releases only where it was
 //     granted (see redlock.Reentrant).
-//   - the renewals and Extends of the holds it tracks (track): each moves
-//     the hold's Until (Extended), and a renewal that fails is recorded
-//     with whether it failed for want of answers (RenewFailed).
+//
+// The renewals and Extends of a watched hold are noted by a holdObserver
+// of its own (watched).
 type observer struct {
 	redlock.Observer
 	c      *Client
 	master map[string]int // a master's index by the address the client reaches it at
 
 	mu      sync.Mutex
-	errs    []nodeError      // the last errorMemory of failed calls, oldest first
-	lockErr int64            // failed acquire calls so far
-	tracked map[string]int64 // key -> id of the hold whose renewals are noted
+	errs    []nodeError // the last errorMemory of failed calls, oldest first
+	lockErr int64       // failed acquire calls so far
 }
 
 // nodeError is one failed call to a master.
@@ -45,7 +45,7 @@ func newObserver(c *Client, next redlock.Observer, nodes []redlock.Node) *observ
 	if next == nil {
 		next = redlock.NopObserver{}
 	}
-	o := &observer{Observer: next, c: c, master: map[string]int{}, tracked: map[string]int64{}}
+	o := &observer{Observer: next, c: c, master: map[string]int{}}
 	for j, n := range nodes {
 		o.master[n.Addr()] = j
 	}
@@ -74,23 +74,6 @@ func (o *observer) NodeError(e redlock.NodeErrorEvent) {
 	o.Observer.NodeError(e)
 }
 
-// Renew notes the Until of a tracked hold after every renewal and Extend,
-// and the renewals that failed.
-func (o *observer) Renew(e redlock.RenewEvent) {
-	o.mu.Lock()
-	id, ok := o.tracked[e.Key]
-	o.mu.Unlock()
-	if ok {
-		h := o.c.env.History
-		now := time.Now()
-		h.Extend(id, now, e.Until)
-		if e.Err != nil && e.Auto {
-			h.RenewFail(id, now, obstructed(e.Err), e.Err.Error())
-		}
-	}
-	o.Observer.Renew(e)
-}
-
 // obstructed reports whether a failed renewal failed for want of answers
 // (a master failed, did not answer in time, or the quorum came late),
 // rather than because the masters refused it or the lock had expired.
@@ -100,20 +83,6 @@ func obstructed(err error) bool {
 		return q.Failed > 0 || q.Pending > 0 || q.Late
 	}
 	return !errors.Is(err, redlock.ErrLockLost)
-}
-
-// track notes the renewals of key's events as those of hold id, until
-// untrack. A client holds one tracked lock of a key at a time.
-func (o *observer) track(key string, id int64) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.tracked[key] = id
-}
-
-func (o *observer) untrack(key string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	delete(o.tracked, key)
 }
 
 // failedSince reports whether a call of one of ops to master j failed at
@@ -150,3 +119,30 @@ func (o *observer) mark() int64 {
 }
 
 func (o *observer) uncertainSince(m int64) bool { return o.mark() != m }
+
+// holdObserver is the Observer of a Locker that one watched hold is taken
+// with (watched): it notes the hold's every renewal and Extend, its Until
+// afterwards (Extended) and, for a renewal that failed, whether it failed
+// for want of answers (RenewFailed); and passes every event on to the
+// client's observer. A Locker of its own makes the attribution exact: a
+// renewal that returns after the hold ended is still that hold's.
+type holdObserver struct {
+	*observer
+	id atomic.Int64 // the hold's id in the history, once granted
+}
+
+// bind makes the observer note its events as those of hold id.
+func (o *holdObserver) bind(id int64) { o.id.Store(id) }
+
+// Renew notes the event for the bound hold, and passes it on.
+func (o *holdObserver) Renew(e redlock.RenewEvent) {
+	if id := o.id.Load(); id != 0 {
+		h := o.c.env.History
+		now := time.Now()
+		h.Extend(id, now, e.Until)
+		if e.Err != nil && e.Auto {
+			h.RenewFail(id, now, obstructed(e.Err), e.Err.Error())
+		}
+	}
+	o.observer.Renew(e)
+}

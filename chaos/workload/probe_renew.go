@@ -43,12 +43,16 @@ func (p *prober) renewHeld(ctx context.Context) error {
 func (p *prober) renewedLock(ctx context.Context, name string, cut bool) error {
 	c := p.a
 	key := p.e.Key(name)
+	l, o, err := c.watched(false, true)
+	if err != nil {
+		return err
+	}
 	h, err := c.record(checker.Event{Key: name, Renewed: true, TTL: renewHeldTTL}, target{mode: modeString, key: key},
-		func() (*redlock.Lock, error) { return c.renew.TryLock(ctx, key, renewHeldTTL) })
+		func() (*redlock.Lock, error) { return l.TryLock(ctx, key, renewHeldTTL) })
 	if err != nil {
 		return harness(err)
 	}
-	lctx, stop := c.watch(h)
+	lctx, stop := c.watch(h, o)
 	if cut {
 		if err := p.links(ctx, c, fault.Cut, 0); err != nil {
 			return err
@@ -94,11 +98,15 @@ func (p *prober) renewedDo(ctx context.Context, name string, cut bool) error {
 // the context must end by that Until, not the first one.
 func (p *prober) extendContext(ctx context.Context) error {
 	key := p.e.Key(p.name)
-	h, err := p.acquire(p.a, func() (*redlock.Lock, error) { return p.a.plain.TryLock(ctx, key, probeTTL) })
+	l, o, err := p.a.watched(false, false)
+	if err != nil {
+		return err
+	}
+	h, err := p.acquire(p.a, func() (*redlock.Lock, error) { return l.TryLock(ctx, key, probeTTL) })
 	if err != nil {
 		return harness(err)
 	}
-	lctx, stop := p.a.watch(h)
+	lctx, stop := p.a.watch(h, o)
 	xctx, cancel := context.WithTimeout(ctx, ReleaseTimeout)
 	h.Lock.Extend(xctx, staleTTL)
 	cancel()
