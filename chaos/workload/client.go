@@ -19,9 +19,9 @@ type Client struct {
 	Locker *redlock.Locker
 	// plain is the same without fencing. Renewed and extended holds take
 	// a Locker of their own (watched).
-	plain *redlock.Locker
-	env          *Env
-	owners       int // reentrant owners this client has been, for fresh owner ids
+	plain  *redlock.Locker
+	env    *Env
+	owners int // reentrant owners this client has been, for fresh owner ids
 	// obs observes every Locker of the client (observe.go).
 	obs *observer
 	// nodes and cfg are what the Lockers were made of: a crashable
