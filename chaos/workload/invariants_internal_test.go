@@ -71,7 +71,7 @@ func TestRestoredFindsWhatACallLeft(t *testing.T) {
 	on(t, e, 0, "SET", "{"+key+"}:fence", "7")                    // counters outlive their locks
 	on(t, e, 0, "SET", "{"+key+"}:fair:ticket", "3", "PX", 60000) //
 	c.obs.NodeError(redlock.NodeErrorEvent{Op: opRelease, Addr: c.nodes[2].Addr()})
-	c.restored(ctx, name, pattern, before, "a test call", since, false, SettleWithin)
+	c.restored(ctx, name, pattern, before, "a test call", since, time.Time{}, false, SettleWithin)
 	rs := of(e, checker.Remained)
 	if len(rs) != 2 {
 		t.Fatalf("remained %v, want masters 0 and 1", rs)
@@ -89,7 +89,7 @@ func TestRestoredFindsWhatACallLeft(t *testing.T) {
 		on(t, e, j, "DEL", "{"+key+"}:wq", "{"+key+"}:tomb:b")
 	}
 	on(t, e, 1, "ZREM", "{"+key+"}:r", "new-reader")
-	c.restored(ctx, name, pattern, before, "a test call", time.Now(), false, SettleWithin)
+	c.restored(ctx, name, pattern, before, "a test call", time.Now(), time.Time{}, false, SettleWithin)
 	if rs := of(e, checker.Remained); len(rs) != 2 {
 		t.Errorf("remained %v after the leftovers went", rs[2:])
 	}

@@ -196,13 +196,16 @@ func same(sts []keyState) bool {
 // keys of pattern that it did not hold in before (read before a call of c
 // on them), and records a Remained for each master that still does and is
 // not excused: none of the releases of c (nor, with acquires, its
-// acquires) to it failed since since.
-func (c *Client) restored(ctx context.Context, name, pattern string, before []keyState, what string, since time.Time, acquires bool, within time.Duration) {
+// acquires) to it failed since since, and none of its acquires from
+// earlier (from early to since; zero: none) failed there, whose writes may
+// have landed there after before was read.
+func (c *Client) restored(ctx context.Context, name, pattern string, before []keyState, what string, since, early time.Time, acquires bool, within time.Duration) {
 	deadline := time.Now().Add(within)
 	for {
 		left := map[int][]string{}
 		for j, st := range c.env.direct.states(ctx, pattern) {
-			if st == nil || before[j] == nil || excused([]*Client{c}, j, since, acquires) {
+			if st == nil || before[j] == nil || excused([]*Client{c}, j, since, acquires) ||
+				(!early.IsZero() && c.obs.failedBetween(j, early, since, opLock)) {
 				continue
 			}
 			if a := added(before[j], st); len(a) > 0 {

@@ -83,7 +83,7 @@ func (c *Client) blockedCycle(ctx, bg context.Context, b blocked, name string, t
 			h.releaseWith(rctx)
 			cancel()
 		}
-		c.restored(bg, name, pattern, before, fmt.Sprintf("the release of the holds a %s call waited for", b), blockedSince, acquires, settleOf(b))
+		c.restored(bg, name, pattern, before, fmt.Sprintf("the release of the holds a %s call waited for", b), blockedSince, time.Time{}, acquires, settleOf(b))
 	}()
 	if err != nil {
 		return harness(err)
@@ -101,8 +101,10 @@ func (c *Client) blockedCycle(ctx, bg context.Context, b blocked, name string, t
 		if try {
 			how = "TryLock"
 		}
+		// A blocker's write that failed to return on a master may land
+		// there after held was read: such a master is excused.
 		c.restored(bg, name, pattern, held, fmt.Sprintf("a %s %s that waited for holds of its own client (up to %v) and failed", b, how, wait),
-			since, acquires, settleOf(b))
+			since, blockedSince, acquires, settleOf(b))
 		return nil
 	}
 	// Granted beside a blocker: the checker shows the overlap.
