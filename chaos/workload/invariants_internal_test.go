@@ -201,3 +201,62 @@ func TestBesideWriter(t *testing.T) {
 		t.Fatalf("coexisted %v, want master 1", cs)
 	}
 }
+
+// A waiter counts as the call's own only when it is new and on a quorum,
+// and the only one so.
+func TestNewOnQuorum(t *testing.T) {
+	known := map[string]bool{"old": true}
+	ws := []map[string]bool{{"old": true, "new": true}, {"new": true}, nil, {"new": true, "late": true}, {"late": true}}
+	if got := newOnQuorum(ws, known, 3); got != "new" {
+		t.Errorf("newOnQuorum = %q, want new", got)
+	}
+	ws[2] = map[string]bool{"late": true}
+	if got := newOnQuorum(ws, known, 3); got != "" {
+		t.Errorf("newOnQuorum = %q with two new waiters on a quorum, want none", got)
+	}
+	if got := newOnQuorum(ws, map[string]bool{"old": true, "new": true, "late": true}, 3); got != "" {
+		t.Errorf("newOnQuorum = %q with every waiter known, want none", got)
+	}
+}
+
+// added reports new keys, new members, changed values of strings and
+// hashes, and tombstones without a TTL; not scores, counters, or what
+// went away.
+func TestAdded(t *testing.T) {
+	ki := func(typ string, pttl int64, kv ...string) keyItems {
+		k := keyItems{typ: typ, pttl: pttl, items: map[string]string{}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			k.items[kv[i]] = kv[i+1]
+		}
+		return k
+	}
+	before := keyState{
+		"k":       ki("string", 100, "", "a"),
+		"{k}:r":   ki("zset", 100, "r1", ""),
+		"{k}:h":   ki("hash", 100, "owner", "o", "h:1", "1"),
+		"{k}:old": ki("string", 100, "", "x"),
+	}
+	now := keyState{
+		"k":               ki("string", 50, "", "a"),
+		"{k}:r":           ki("zset", 50, "r1", "", "r2", ""),
+		"{k}:h":           ki("hash", 50, "owner", "p", "h:1", "1"),
+		"{k}:wq":          ki("string", 50, "", "w"),
+		"{k}:fence":       ki("string", -1, "", "9"),
+		"{k}:fair:ticket": ki("string", 50, "", "3"),
+		"{k}:tomb:a":      ki("string", 50, "", "1"),
+		"{k}:tomb:b":      ki("string", -1, "", "1"),
+	}
+	got := added(before, now)
+	want := []string{`field "owner" = "p" of hash {k}:h (was "o")`, `member "r2" of zset {k}:r`, "tombstone {k}:tomb:b without a TTL", `string {k}:wq map[:w]`}
+	if len(got) != len(want) {
+		t.Fatalf("added = %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("added[%d] = %q, want %q", i, got[i], want[i])
+		}
+	}
+	if a := added(now, before); len(a) != 2 || a[1] != `string {k}:old map[:x]` {
+		t.Errorf("added(now, before) = %q, want the owner's change and {k}:old", a)
+	}
+}
