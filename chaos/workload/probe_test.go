@@ -18,8 +18,8 @@ import (
 func TestProbesHoldOnTheLibrary(t *testing.T) {
 	e := newEnv(t, 2)
 	ps := workload.Probes(workload.Kinds)
-	if len(ps) != 20 {
-		t.Fatalf("Probes(all kinds) = %v, want the 20 probes", ps)
+	if len(ps) != 21 {
+		t.Fatalf("Probes(all kinds) = %v, want the 21 probes", ps)
 	}
 	if err := workload.RunProbes(context.Background(), e, ps, 1); err != nil {
 		t.Fatal(err)
