@@ -63,7 +63,7 @@ func TestProbesHoldOnTheLibrary(t *testing.T) {
 			t.Errorf("MULTI on a shared connection: %s", a.Note)
 		}
 	}
-	if kinds[fault.Multi] != 3 || kinds[fault.Slow] != 14 {
-		t.Errorf("faults applied %v, want 3 multi and 14 slow (2 short-extend, 3 late-extend, 1 late-noscript, 3 late-read-extend, 5 give-up)", kinds)
+	if kinds[fault.Multi] != 3 || kinds[fault.Slow] != 17 || kinds[fault.Cut] != 7 {
+		t.Errorf("faults applied %v, want 3 multi, 17 slow (2 short-extend, 3 late-extend, 1 late-noscript, 3 late-read-extend, 5 give-up, 3 fair-order) and 7 cut (1 semaphore-full, 6 renew-held)", kinds)
 	}
 }
