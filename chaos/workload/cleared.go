@@ -47,46 +47,54 @@ func (c *Client) cleared(ctx context.Context, name string, t target, what string
 	c.clearedWithin(ctx, name, t, what, since, SettleWithin, cs...)
 }
 
-// clearedWithin is cleared, waiting up to within (for a fair waiter's
-// registration, fairSettle).
+// clearedWithin is cleared, waiting up to within.
 func (c *Client) clearedWithin(ctx context.Context, name string, t target, what string, since time.Time, within time.Duration, cs ...*Client) {
-	if t.mode == modeFair {
-		c.remains(ctx, name, t, what, since, time.Now().Add(fairSettle), cs...)
-		return
-	}
 	deadline := time.Now().Add(within)
-	c.settleWithin(ctx, name, t, what, within)
+	if t.mode != modeFair {
+		c.settleWithin(ctx, name, t, what, within)
+	}
 	c.remains(ctx, name, t, what, since, deadline, cs...)
 }
 
-// fairSettle is how long a check waits for a fair waiter's registration to
-// go once the waiter gave up or unlocked. A registration expires on its own
-// FairRegistration after it was last written, and the waiter writes it at
-// least every maxRetryCeiling (an attempt) or FairRegistration/3 (a
-// refresh), whichever is longer: so a registration that its withdrawal
-// left behind lives on past the call's return for at least
-// FairRegistration - maxRetryCeiling. The check must look before then.
-const fairSettle = FairRegistration / 2
-
 // remains is cleared's check of every master: it waits until deadline for
 // no master to hold t that is not excused, and records a Remained for
-// those that do.
+// those that still do, or that held it until it expired rather than lose
+// it before (a fair registration left behind expires on its own, and must
+// not pass for one that a slow withdrawal removed).
 func (c *Client) remains(ctx context.Context, name string, t target, what string, since, deadline time.Time, cs ...*Client) {
 	cs = append(cs, c)
+	expires := map[int]time.Time{} // when each master holding t would let it expire
+	var expired []int
 	for {
 		var stuck []int
 		for j, r := range c.env.direct.readTarget(ctx, t) {
-			if r.known && r.held && !excused(cs, j, since, t.mode == modeHash) {
+			switch {
+			case !r.known || excused(cs, j, since, t.mode == modeHash):
+			case r.held:
 				stuck = append(stuck, j)
+				if exp := r.at.Add(r.left); exp.After(expires[j]) {
+					expires[j] = exp
+				}
+			default:
+				if exp, ok := expires[j]; ok && !r.at.Before(exp.Add(-expirySlack)) {
+					expired = append(expired, j)
+				}
+				delete(expires, j)
 			}
 		}
-		if len(stuck) == 0 || ctx.Err() != nil {
-			return
+		done := len(stuck) == 0 || time.Now().After(deadline)
+		if done && ctx.Err() == nil {
+			if len(expired) > 0 {
+				c.env.History.Remain(c.ID, name, time.Now(), fmt.Sprintf("%s: masters %v held %s %s until it expired, and no release to them failed",
+					what, expired, t.key, t.member))
+			}
+			if len(stuck) > 0 {
+				c.env.History.Remain(c.ID, name, time.Now(), fmt.Sprintf(
+					"%s: masters %v still hold %s %s %v after it returned, and no release to them failed",
+					what, stuck, t.key, t.member, time.Since(since).Round(time.Millisecond)))
+			}
 		}
-		if time.Now().After(deadline) {
-			c.env.History.Remain(c.ID, name, time.Now(), fmt.Sprintf(
-				"%s: masters %v still hold %s %s %v after it returned, and no release to them failed",
-				what, stuck, t.key, t.member, time.Since(since).Round(time.Millisecond)))
+		if done || ctx.Err() != nil {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -110,11 +110,18 @@ func lasting(key string) bool {
 // tombstone reports whether key is a tombstone (left by design).
 func tombstone(key string) bool { return strings.Contains(key, ":tomb:") }
 
-// added describes what now holds that before did not: new keys, new
-// items, and items of a string or hash whose value changed; and every
-// tombstone without a TTL. It lists them in order, at most a few.
-func added(before, now keyState) []string {
-	var out []string
+// change is one thing a master holds that it did not hold before.
+type change struct {
+	id   string // the key and the item
+	text string
+	pttl int64 // of its key: -1 none
+}
+
+// added returns what now holds that before did not, in order: new keys,
+// new items, and items of a string or hash whose value changed; and every
+// tombstone without a TTL.
+func added(before, now keyState) []change {
+	var out []change
 	for _, k := range slices.Sorted(maps.Keys(now)) {
 		ki := now[k]
 		switch {
@@ -122,13 +129,13 @@ func added(before, now keyState) []string {
 			continue
 		case tombstone(k):
 			if ki.pttl < 0 {
-				out = append(out, fmt.Sprintf("tombstone %s without a TTL", k))
+				out = append(out, change{id: k, text: fmt.Sprintf("tombstone %s without a TTL", k), pttl: -1})
 			}
 			continue
 		}
 		old, ok := before[k]
 		if !ok {
-			out = append(out, fmt.Sprintf("%s %s %v", ki.typ, k, ki.items))
+			out = append(out, change{id: k, text: fmt.Sprintf("%s %s %v", ki.typ, k, ki.items), pttl: ki.pttl})
 			continue
 		}
 		for _, it := range slices.Sorted(maps.Keys(ki.items)) {
@@ -136,16 +143,26 @@ func added(before, now keyState) []string {
 			ov, had := old.items[it]
 			switch {
 			case !had:
-				out = append(out, fmt.Sprintf("%s of %s %s", itemText(it, v), ki.typ, k))
+				out = append(out, change{id: k + "\x00" + it, text: fmt.Sprintf("%s of %s %s", itemText(it, v), ki.typ, k), pttl: ki.pttl})
 			case v != ov && (ki.typ == "string" || ki.typ == "hash"):
-				out = append(out, fmt.Sprintf("%s of %s %s (was %q)", itemText(it, v), ki.typ, k, ov))
+				out = append(out, change{id: k + "\x00" + it, text: fmt.Sprintf("%s of %s %s (was %q)", itemText(it, v), ki.typ, k, ov), pttl: ki.pttl})
 			}
 		}
 	}
-	if len(out) > 4 {
-		out = append(out[:4], fmt.Sprintf("and %d more", len(out)-4))
-	}
 	return out
+}
+
+// texts describes changes, at most a few.
+func texts(cs []change) string {
+	var out []string
+	for i, c := range cs {
+		if i == 4 {
+			out = append(out, fmt.Sprintf("and %d more", len(cs)-4))
+			break
+		}
+		out = append(out, c.text)
+	}
+	return strings.Join(out, "; ")
 }
 
 func itemText(item, value string) string {
@@ -161,67 +178,126 @@ func itemText(item, value string) string {
 // stableStates reads the states of pattern until every master that
 // answers holds the same keys and items (the calls that wrote them have
 // landed everywhere they will land in time), for up to 2 node timeouts:
-// the state to compare a later call's leftovers with.
+// the state to compare a later call's leftovers with. A master that still
+// differs from most of the others then (a write may yet land there) is
+// left out, as one that did not answer.
 func (m *masters) stableStates(ctx context.Context, pattern string) []keyState {
 	deadline := time.Now().Add(2 * NodeTimeout)
 	for {
 		sts := m.states(ctx, pattern)
-		if same(sts) || time.Now().After(deadline) || ctx.Err() != nil {
+		if lagging(sts) == nil || ctx.Err() != nil {
+			return sts
+		}
+		if time.Now().After(deadline) {
+			for _, j := range lagging(sts) {
+				sts[j] = nil
+			}
 			return sts
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 }
 
-// same reports whether the masters that answered hold the same keys and
-// items (values aside).
-func same(sts []keyState) bool {
-	var first keyState
-	for _, st := range sts {
-		if st == nil {
-			continue
+// alike reports whether two states hold the same keys and items (values
+// aside).
+func alike(a, b keyState) bool { return len(added(a, b)) == 0 && len(added(b, a)) == 0 }
+
+// lagging returns the masters (that answered) whose state differs from the
+// state most of them hold; none when they all hold the same.
+func lagging(sts []keyState) []int {
+	best, most := -1, 0
+	for i, a := range sts {
+		n := 0
+		for _, b := range sts {
+			if a != nil && b != nil && alike(a, b) {
+				n++
+			}
 		}
-		if first == nil {
-			first = st
-			continue
-		}
-		if len(added(first, st)) > 0 || len(added(st, first)) > 0 {
-			return false
+		if n > most {
+			best, most = i, n
 		}
 	}
-	return true
+	if best < 0 {
+		return nil
+	}
+	var out []int
+	for j, st := range sts {
+		if st != nil && !alike(sts[best], st) {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
-// restored waits, up to within, until no master holds anything of the
-// keys of pattern that it did not hold in before (read before a call of c
-// on them), and records a Remained for each master that still does and is
-// not excused: none of the releases of c (nor, with acquires, its
-// acquires) to it failed since since, and none of its acquires from
-// earlier (from early to since; zero: none) failed there, whose writes may
-// have landed there after before was read.
-func (c *Client) restored(ctx context.Context, name, pattern string, before []keyState, what string, since, early time.Time, acquires bool, within time.Duration) {
-	deadline := time.Now().Add(within)
+// restored waits, up to SettleWithin, until no master holds anything of
+// the keys of pattern that it did not hold in before (read before a call
+// of c on them), and records a Remained for each master that still does,
+// or that kept something until it expired rather than lose it before (a
+// leftover that expires, such as a fair registration, must not pass for
+// one that a slow release removed). A master is excused when one of the
+// releases of c (or, with acquires, one of its acquires) to it failed
+// since since, or when an acquire of it failed there between early and
+// since (early zero: none), whose write may have landed after before was
+// read.
+func (c *Client) restored(ctx context.Context, name, pattern string, before []keyState, what string, since, early time.Time, acquires bool) {
+	deadline := time.Now().Add(SettleWithin)
+	expiries := map[int]map[string]time.Time{} // per master, when each change seen would expire (zero: never)
+	expired := map[int][]string{}              // per master, the changes that stayed until they expired
 	for {
-		left := map[int][]string{}
-		for j, st := range c.env.direct.states(ctx, pattern) {
+		sts := c.env.direct.states(ctx, pattern)
+		at := time.Now()
+		left := map[int][]change{}
+		for j, st := range sts {
 			if st == nil || before[j] == nil || excused([]*Client{c}, j, since, acquires) ||
 				(!early.IsZero() && c.obs.failedBetween(j, early, since, opLock)) {
 				continue
 			}
-			if a := added(before[j], st); len(a) > 0 {
-				left[j] = a
+			now := added(before[j], st)
+			if expiries[j] == nil {
+				expiries[j] = map[string]time.Time{}
+			}
+			present := map[string]bool{}
+			for _, ch := range now {
+				present[ch.id] = true
+				var exp time.Time
+				if ch.pttl >= 0 {
+					exp = at.Add(time.Duration(ch.pttl) * time.Millisecond)
+				}
+				if old, ok := expiries[j][ch.id]; !ok || (!old.IsZero() && exp.After(old)) || exp.IsZero() {
+					expiries[j][ch.id] = exp
+				}
+			}
+			for id, exp := range expiries[j] {
+				if present[id] {
+					continue
+				}
+				if !exp.IsZero() && !at.Before(exp.Add(-expirySlack)) {
+					expired[j] = append(expired[j], strings.ReplaceAll(id, "\x00", " "))
+				}
+				delete(expiries[j], id)
+			}
+			if len(now) > 0 {
+				left[j] = now
 			}
 		}
-		if len(left) == 0 || ctx.Err() != nil {
-			return
-		}
-		if time.Now().After(deadline) {
+		if (len(left) == 0 || time.Now().After(deadline) || ctx.Err() != nil) && ctx.Err() == nil {
+			for _, j := range slices.Sorted(maps.Keys(expired)) {
+				c.env.History.Remain(c.ID, name, at, fmt.Sprintf("%s: master %d kept %s until it expired, and no release to it failed",
+					what, j, strings.Join(expired[j], "; ")))
+			}
 			for _, j := range slices.Sorted(maps.Keys(left)) {
-				c.env.History.Remain(c.ID, name, time.Now(), fmt.Sprintf("%s: master %d still holds %s %v after it returned, and no release to it failed",
-					what, j, strings.Join(left[j], "; "), within))
+				c.env.History.Remain(c.ID, name, at, fmt.Sprintf("%s: master %d still holds %s %v after it returned, and no release to it failed",
+					what, j, texts(left[j]), SettleWithin))
 			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) || ctx.Err() != nil {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// expirySlack is how close to its expiry something that a master held
+// may vanish and count as expired rather than removed: the reads are
+// dated when their answer arrived, a little after the master ran them.
+const expirySlack = 20 * time.Millisecond

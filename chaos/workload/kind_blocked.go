@@ -83,7 +83,7 @@ func (c *Client) blockedCycle(ctx, bg context.Context, b blocked, name string, t
 			h.releaseWith(rctx)
 			cancel()
 		}
-		c.restored(bg, name, pattern, before, fmt.Sprintf("the release of the holds a %s call waited for", b), blockedSince, time.Time{}, acquires, settleOf(b))
+		c.restored(bg, name, pattern, before, fmt.Sprintf("the release of the holds a %s call waited for", b), blockedSince, time.Time{}, acquires)
 	}()
 	if err != nil {
 		return harness(err)
@@ -104,7 +104,7 @@ func (c *Client) blockedCycle(ctx, bg context.Context, b blocked, name string, t
 		// A blocker's write that failed to return on a master may land
 		// there after held was read: such a master is excused.
 		c.restored(bg, name, pattern, held, fmt.Sprintf("a %s %s that waited for holds of its own client (up to %v) and failed", b, how, wait),
-			since, blockedSince, acquires, settleOf(b))
+			since, blockedSince, acquires)
 		return nil
 	}
 	// Granted beside a blocker: the checker shows the overlap.
@@ -120,17 +120,6 @@ func (c *Client) blockedCycle(ctx, bg context.Context, b blocked, name string, t
 // blockers must outlast the blocked call and the checks that follow it,
 // and what a blocked call leaves behind must outlast those checks.
 const blockedTTL = probeTTL
-
-// settleOf is how long the checks of the blocked call b wait for what it
-// wrote to go: SettleWithin, but less for a fair waiter, whose
-// registration expires on its own a registration's lifetime after its
-// last refresh (FairRegistration: fairSettle).
-func settleOf(b blocked) time.Duration {
-	if b == blockedFair {
-		return fairSettle
-	}
-	return SettleWithin
-}
 
 // block takes the holds that a blocked call b waits for, on the lock
 // named name (and its siblings for a multi-key set).
