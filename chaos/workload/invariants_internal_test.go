@@ -60,7 +60,9 @@ func TestRestoredFindsWhatACallLeft(t *testing.T) {
 	name := "own0.test"
 	key := e.Key(name)
 	pattern := "*" + key + "*"
-	on(t, e, 0, "ZADD", "{"+key+"}:r", 1, "old-reader")
+	for j := range 3 {
+		on(t, e, j, "ZADD", "{"+key+"}:r", 1, "old-reader")
+	}
 	before := e.direct.stableStates(ctx, pattern)
 	since := time.Now()
 	on(t, e, 0, "SET", "{"+key+"}:wq", "writer", "PX", 60000)     // left on master 0
