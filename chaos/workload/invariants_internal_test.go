@@ -292,3 +292,19 @@ func TestRestoredTellsExpiryFromRemoval(t *testing.T) {
 		t.Fatalf("remained %v, want master 0's key, kept until it expired", rs)
 	}
 }
+
+// The masters whose state differs from most of the others' lag; a master
+// that did not answer does not.
+func TestLagging(t *testing.T) {
+	a := keyState{"k": {typ: "string", items: map[string]string{"": "t"}}}
+	b := keyState{}
+	if got := lagging([]keyState{a, a, nil, b, a}); len(got) != 1 || got[0] != 3 {
+		t.Errorf("lagging = %v, want [3]", got)
+	}
+	if got := lagging([]keyState{a, a, nil}); got != nil {
+		t.Errorf("lagging = %v with the same state everywhere, want none", got)
+	}
+	if got := lagging([]keyState{nil, nil}); got != nil {
+		t.Errorf("lagging = %v with no answer, want none", got)
+	}
+}
