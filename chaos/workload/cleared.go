@@ -63,7 +63,7 @@ func (c *Client) clearedWithin(ctx context.Context, name string, t target, what 
 // not pass for one that a slow withdrawal removed).
 func (c *Client) remains(ctx context.Context, name string, t target, what string, since, deadline time.Time, cs ...*Client) {
 	cs = append(cs, c)
-	expires := map[int]time.Time{} // when each master holding t would let it expire
+	lives := map[int]*lifespan{} // per master holding t
 	var expired []int
 	for {
 		var stuck []int
@@ -72,14 +72,15 @@ func (c *Client) remains(ctx context.Context, name string, t target, what string
 			case !r.known || excused(cs, j, since, t.mode == modeHash):
 			case r.held:
 				stuck = append(stuck, j)
-				if exp := r.at.Add(r.left); exp.After(expires[j]) {
-					expires[j] = exp
+				if lives[j] == nil {
+					lives[j] = &lifespan{seen: r.at}
 				}
+				lives[j].note(r.at.Add(r.left), false)
 			default:
-				if exp, ok := expires[j]; ok && !r.at.Before(exp.Add(-expirySlack)) {
+				if l := lives[j]; l != nil && l.expiredBy(r.at) {
 					expired = append(expired, j)
 				}
-				delete(expires, j)
+				delete(lives, j)
 			}
 		}
 		done := len(stuck) == 0 || time.Now().After(deadline)
@@ -109,3 +110,36 @@ func (m *masters) readTarget(ctx context.Context, t target) []reading {
 	}
 	return m.read(ctx, t)
 }
+
+// lifespan is what a check saw of something a master held: when it first
+// saw it, and when it would expire (never: it has no TTL).
+type lifespan struct {
+	seen, expires time.Time
+	never         bool
+}
+
+// note raises the expiry to exp, or makes it never with never.
+func (l *lifespan) note(exp time.Time, never bool) {
+	l.never = l.never || never
+	if exp.After(l.expires) {
+		l.expires = exp
+	}
+}
+
+// expiredBy reports whether something seen held and gone at gone expired
+// rather than was removed: it vanished at its expiry, and it had at least
+// expiryMargin to be removed before (a release that lands near the
+// expiry anyway cannot be told from the expiry, and is no leftover).
+func (l *lifespan) expiredBy(gone time.Time) bool {
+	return !l.never && !gone.Before(l.expires.Add(-expirySlack)) && l.expires.Sub(l.seen) >= expiryMargin
+}
+
+// expirySlack is how close to its expiry something may vanish and count
+// as expired rather than removed: the reads are dated when their answer
+// arrived, a little after the master ran them. expiryMargin is how long
+// before its expiry it must have been seen for its expiry to show that
+// nothing removed it: more than a release takes to land.
+const (
+	expirySlack  = 20 * time.Millisecond
+	expiryMargin = 250 * time.Millisecond
+)

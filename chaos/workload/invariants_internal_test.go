@@ -308,3 +308,29 @@ func TestLagging(t *testing.T) {
 		t.Errorf("lagging = %v with no answer, want none", got)
 	}
 }
+
+// Something gone at its expiry expired, unless it was first seen too
+// close to its expiry to tell; something gone before it was removed.
+func TestLifespan(t *testing.T) {
+	t0 := time.Now()
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name      string
+		seen, exp time.Duration
+		never     bool
+		gone      time.Duration
+		want      bool
+	}{
+		{"gone at its expiry", 0, 400 * ms, false, 400 * ms, true},
+		{"gone a little before its expiry", 0, 400 * ms, false, 390 * ms, true},
+		{"removed well before", 0, 400 * ms, false, 300 * ms, false},
+		{"seen too close to its expiry", 200 * ms, 400 * ms, false, 400 * ms, false},
+		{"no TTL", 0, 400 * ms, true, 400 * ms, false},
+	} {
+		l := &lifespan{seen: t0.Add(c.seen)}
+		l.note(t0.Add(c.exp), c.never)
+		if got := l.expiredBy(t0.Add(c.gone)); got != c.want {
+			t.Errorf("%s: expiredBy = %t, want %t", c.name, got, c.want)
+		}
+	}
+}

@@ -241,8 +241,8 @@ func lagging(sts []keyState) []int {
 // read.
 func (c *Client) restored(ctx context.Context, name, pattern string, before []keyState, what string, since, early time.Time, acquires bool) {
 	deadline := time.Now().Add(SettleWithin)
-	expiries := map[int]map[string]time.Time{} // per master, when each change seen would expire (zero: never)
-	expired := map[int][]string{}              // per master, the changes that stayed until they expired
+	lives := map[int]map[string]*lifespan{} // per master, each change seen
+	expired := map[int][]string{}           // per master, the changes that stayed until they expired
 	for {
 		sts := c.env.direct.states(ctx, pattern)
 		at := time.Now()
@@ -253,28 +253,25 @@ func (c *Client) restored(ctx context.Context, name, pattern string, before []ke
 				continue
 			}
 			now := added(before[j], st)
-			if expiries[j] == nil {
-				expiries[j] = map[string]time.Time{}
+			if lives[j] == nil {
+				lives[j] = map[string]*lifespan{}
 			}
 			present := map[string]bool{}
 			for _, ch := range now {
 				present[ch.id] = true
-				var exp time.Time
-				if ch.pttl >= 0 {
-					exp = at.Add(time.Duration(ch.pttl) * time.Millisecond)
+				if lives[j][ch.id] == nil {
+					lives[j][ch.id] = &lifespan{seen: at}
 				}
-				if old, ok := expiries[j][ch.id]; !ok || (!old.IsZero() && exp.After(old)) || exp.IsZero() {
-					expiries[j][ch.id] = exp
-				}
+				lives[j][ch.id].note(at.Add(time.Duration(ch.pttl)*time.Millisecond), ch.pttl < 0)
 			}
-			for id, exp := range expiries[j] {
+			for id, l := range lives[j] {
 				if present[id] {
 					continue
 				}
-				if !exp.IsZero() && !at.Before(exp.Add(-expirySlack)) {
+				if l.expiredBy(at) {
 					expired[j] = append(expired[j], strings.ReplaceAll(id, "\x00", " "))
 				}
-				delete(expiries[j], id)
+				delete(lives[j], id)
 			}
 			if len(now) > 0 {
 				left[j] = now
@@ -296,8 +293,3 @@ func (c *Client) restored(ctx context.Context, name, pattern string, before []ke
 		time.Sleep(10 * time.Millisecond)
 	}
 }
-
-// expirySlack is how close to its expiry something that a master held
-// may vanish and count as expired rather than removed: the reads are
-// dated when their answer arrived, a little after the master ran them.
-const expirySlack = 20 * time.Millisecond
