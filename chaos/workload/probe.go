@@ -95,7 +95,7 @@ const (
 	// beside the writer (probe_rw.go).
 	LateReadExtend Probe = "late-read-extend"
 	// RenewHeld: on healthy masters, an AutoRenew lock and a Locker.Do
-	// run for three TTLs: neither may be lost; then again, with their
+	// run for two TTLs: neither may be lost; then again, with their
 	// links cut once they hold: their contexts must end by the lock's
 	// Until (probe_renew.go).
 	RenewHeld Probe = "renew-held"

@@ -11,11 +11,14 @@ import (
 )
 
 // renewHeldTTL is the TTL of the RenewHeld probe's locks, which run for
-// three of them.
-const renewHeldTTL = 2 * NodeTimeout
+// renewHeldFor, renewed every third of it.
+const (
+	renewHeldTTL = 2 * NodeTimeout
+	renewHeldFor = 2 * renewHeldTTL
+)
 
 // renewHeld runs, at once, an AutoRenew lock of client A and a Locker.Do
-// of client B, each for three TTLs: on healthy masters neither may be
+// of client B, each for two TTLs: on healthy masters neither may be
 // lost. Then it runs both again and cuts each client's links once it
 // holds: the renewals fail, and each context (Lock.Context, Do's
 // function's) must end by the lock's Until.
@@ -37,7 +40,7 @@ func (p *prober) renewHeld(ctx context.Context) error {
 	return nil
 }
 
-// renewedLock has client A hold an AutoRenew lock of name for three TTLs,
+// renewedLock has client A hold an AutoRenew lock of name for two TTLs,
 // or, when cut is set, cut its links once it holds and work on until the
 // lock's context ends.
 func (p *prober) renewedLock(ctx context.Context, name string, cut bool) error {
@@ -57,19 +60,19 @@ func (p *prober) renewedLock(ctx context.Context, name string, cut bool) error {
 		if err := p.links(ctx, c, fault.Cut, 0); err != nil {
 			return err
 		}
-		c.untilEnd(h, lctx, 3*renewHeldTTL)
+		c.untilEnd(h, lctx, renewHeldFor)
 		if err := p.heal(ctx, c); err != nil {
 			return err
 		}
 	} else {
-		c.workUntil(ctx, h, lctx, 3*renewHeldTTL, renewHeldTTL/4)
+		c.workUntil(ctx, h, lctx, renewHeldFor, renewHeldTTL/4)
 	}
 	stop()
 	p.unlock(ctx, h, fmt.Sprintf("unlock of a renewed lock (links cut: %t)", cut))
 	return nil
 }
 
-// renewedDo has client B run a Locker.Do of name for three TTLs, or, when
+// renewedDo has client B run a Locker.Do of name for two TTLs, or, when
 // cut is set, cut its links once the function runs and work on until its
 // context ends.
 func (p *prober) renewedDo(ctx context.Context, name string, cut bool) error {
@@ -77,7 +80,7 @@ func (p *prober) renewedDo(ctx context.Context, name string, cut bool) error {
 	dctx, cancel := context.WithTimeout(ctx, ReleaseTimeout)
 	defer cancel()
 	var ferr error
-	err := c.doWith(dctx, name, renewHeldTTL, 3*renewHeldTTL, func() {
+	err := c.doWith(dctx, name, renewHeldTTL, renewHeldFor, func() {
 		if cut {
 			ferr = p.links(ctx, c, fault.Cut, 0)
 		}
