@@ -38,6 +38,15 @@ func on(t *testing.T, e *Env, j int, cmd string, args ...any) {
 	}
 }
 
+// own starts an Env (env) and names, for client 0, the lock name, its
+// Redis key and the pattern of everything kept under it.
+func own(t *testing.T, name string) (e *Env, c *Client, key, pattern string) {
+	t.Helper()
+	e = env(t)
+	key = e.Key(name)
+	return e, e.clients[0], key, "*" + key + "*"
+}
+
 // of returns the events of kind k.
 func of(e *Env, k checker.Kind) []checker.Event {
 	var out []checker.Event
@@ -54,12 +63,9 @@ func of(e *Env, k checker.Kind) []checker.Event {
 // tombstones are left alone when they carry a TTL, and so are the
 // counters that outlive their locks.
 func TestRestoredFindsWhatACallLeft(t *testing.T) {
-	e := env(t)
-	c := e.clients[0]
-	ctx := context.Background()
 	name := "own0.test"
-	key := e.Key(name)
-	pattern := "*" + key + "*"
+	e, c, key, pattern := own(t, name)
+	ctx := context.Background()
 	for j := range 3 {
 		on(t, e, j, "ZADD", "{"+key+"}:r", 1, "old-reader")
 	}
@@ -270,12 +276,9 @@ func TestAdded(t *testing.T) {
 // is gone by the end of the check; one that a slow release removes before
 // it would expire is not.
 func TestRestoredTellsExpiryFromRemoval(t *testing.T) {
-	e := env(t)
-	c := e.clients[0]
-	ctx := context.Background()
 	name := "own0.expiry"
-	key := e.Key(name)
-	pattern := "*" + key + "*"
+	e, c, key, pattern := own(t, name)
+	ctx := context.Background()
 	before := e.direct.stableStates(ctx, pattern)
 	since := time.Now()
 	on(t, e, 0, "SET", key+"-left", "1", "PX", 300)
