@@ -32,6 +32,31 @@ const (
 	// the masters still held what it wrote once its releases had time
 	// to land (see Detail).
 	Leftover
+	// Registered: the fair waiter of the acquire call that Client
+	// invoked at Call on Key was seen registered on a quorum of the
+	// masters at At (see FairOrder).
+	Registered
+	// Crashed: the acquire call that Client invoked at Call on Key was
+	// abandoned at At as a crashed process abandons it: nothing of it
+	// reaches the masters any more, nothing of it is cleaned up.
+	Crashed
+	// Lost: lock Lock ended at At other than by its release: its holder
+	// was told that it can no longer be guaranteed (Lock.Done).
+	Lost
+	// RenewFailed: a renewal of lock Lock failed at At; Obstructed says
+	// whether for want of answers (a master failed or answered late),
+	// rather than refused by the masters.
+	RenewFailed
+	// CtxLive: the context of lock Lock (Lock.Context, or the one
+	// Locker.Do gives its function) was still live at At.
+	CtxLive
+	// Coexisted: at At a master held a live reader of Key beside its
+	// writer (see Detail).
+	Coexisted
+	// Remained: a call of Client on Key returned at At, its releases
+	// returned, and a master on which no release failed still held what
+	// the call wrote (see Detail).
+	Remained
 )
 
 // Outcome is how an Attempted acquire ended.
@@ -74,8 +99,21 @@ type Event struct {
 	Outcome Outcome
 	// Expire is the sampled end of the quorum's hold (Sampled).
 	Expire time.Duration
-	// Detail describes a Leftover.
+	// Detail describes a Leftover, a Coexisted, a Remained or a
+	// RenewFailed.
 	Detail string
+	// Waits marks an acquire call that waits for its turn (Lock, not
+	// TryLock); GiveUp is when its context ends (0: never). Granted and
+	// Attempted only; FairOrder uses them.
+	Waits  bool
+	GiveUp time.Duration
+	// Renewed marks a hold kept by its renewal (Config.AutoRenew, or
+	// Locker.Do) whose TTL is TTL (Granted only): RenewalHolds applies
+	// to it.
+	Renewed bool
+	TTL     time.Duration
+	// Obstructed: the RenewFailed renewal failed for want of answers.
+	Obstructed bool
 }
 
 // Interval is the time during which one acquisition held its key.

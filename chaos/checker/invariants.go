@@ -25,10 +25,21 @@ const (
 	// FenceIncreases: the fencing tokens of a key's exclusive holds
 	// increase strictly from one owner to the next.
 	FenceIncreases Invariant = "fence-increases"
+	// NothingLeft: once a call returned and its releases returned, no
+	// master on which none of them failed still holds anything the call
+	// wrote (a minority included): its lock key, wait mark, fair
+	// registration, permit, multi-key set or reentrant hold. Tombstones
+	// ("...:tomb:...") are left by design, and must carry a TTL.
+	NothingLeft Invariant = "nothing-left"
+	// NoReaderBesideWriter: no master ever holds a live reader of a
+	// read-write lock beside its writer (a read hold's Extend landing
+	// after the reader expired must not re-admit it).
+	NoReaderBesideWriter Invariant = "no-reader-beside-writer"
 )
 
-// Invariants lists every invariant, in report order.
-var Invariants = []Invariant{MutualExclusion, UntilWithinExpiry, NoKeyLeft, FenceIncreases, AtMostPermits}
+// Invariants lists every invariant that Check verifies, in report order.
+var Invariants = []Invariant{MutualExclusion, UntilWithinExpiry, NoKeyLeft, FenceIncreases, AtMostPermits,
+	NothingLeft, NoReaderBesideWriter, RenewalHolds, ContextWithinUntil}
 
 // SampleTolerance is how far a holder's Until may pass the sampled expiry
 // of its key before it counts as a violation. A sample reads PTTL (whole
@@ -101,10 +112,15 @@ func violations(events []Event, byLock map[int64]*Interval, intervals []Interval
 					e.Lock, e.Until, e.Expire, e.Until-e.Expire)})
 		case Leftover:
 			vs = append(vs, Violation{Invariant: NoKeyLeft, Key: e.Key, Client: e.Client, At: e.At, Detail: e.Detail})
+		case Remained:
+			vs = append(vs, Violation{Invariant: NothingLeft, Key: e.Key, Client: e.Client, At: e.At, Detail: e.Detail})
+		case Coexisted:
+			vs = append(vs, Violation{Invariant: NoReaderBesideWriter, Key: e.Key, Client: e.Client, At: e.At, Detail: e.Detail})
 		}
 	}
 	vs = append(vs, fences(intervals)...)
 	vs = append(vs, permits(intervals)...)
+	vs = append(vs, lifetimes(events)...)
 	slices.SortStableFunc(vs, func(a, b Violation) int { return cmp.Compare(a.At, b.At) })
 	return vs
 }

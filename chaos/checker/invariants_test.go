@@ -61,9 +61,15 @@ func TestViolations(t *testing.T) {
 		hold(3, "k", "", false, 4, 400, 500),                                     // a lower one
 		hold(4, "j", "a", false, 7, 0, 100), hold(5, "j", "a", false, 7, 10, 50), // one owner: may repeat
 		{Kind: checker.Leftover, Client: 2, Key: "k", At: 600 * ms, Detail: "left"},
+		{Kind: checker.Remained, Client: 2, Key: "k", At: 700 * ms, Detail: "{k}:wq on master 3"},
+		{Kind: checker.Coexisted, Client: 1, Key: "rw", At: 800 * ms, Detail: "a reader beside the writer on master 1"},
 	})
 	got := r.ByInvariant()
-	want := map[checker.Invariant]int{checker.MutualExclusion: 0, checker.UntilWithinExpiry: 1, checker.NoKeyLeft: 1, checker.FenceIncreases: 2}
+	want := map[checker.Invariant]int{checker.MutualExclusion: 0, checker.UntilWithinExpiry: 1, checker.NoKeyLeft: 1, checker.FenceIncreases: 2,
+		checker.NothingLeft: 1, checker.NoReaderBesideWriter: 1, checker.RenewalHolds: 0, checker.ContextWithinUntil: 0}
+	if len(got) != len(checker.Invariants) {
+		t.Errorf("ByInvariant has %d entries, want one per invariant (%d)", len(got), len(checker.Invariants))
+	}
 	for inv, n := range want {
 		if got[inv] != n {
 			t.Errorf("%s: %d violations, want %d (%v)", inv, got[inv], n, r.Violations)

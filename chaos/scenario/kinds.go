@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/quorumlock/quorumlock/chaos/checker"
@@ -41,6 +42,8 @@ type safeKinds struct {
 	// same connections, and checks that each gets its own reply
 	// (workload.Echoes).
 	echo bool
+	// probeRounds is how many times each probe runs; 0 means probeRounds.
+	probeRounds int
 }
 
 // allFaults are the process and connection faults a safe run may draw.
@@ -110,6 +113,14 @@ func (sk safeKinds) run(ctx context.Context, r *Run) error {
 	r.Check("until within the masters' expiry", by[checker.UntilWithinExpiry] == 0, "%d holders believed valid past a quorum's expiry%s",
 		by[checker.UntilWithinExpiry], first(c, checker.UntilWithinExpiry))
 	r.Check("no key left", by[checker.NoKeyLeft] == 0, "%d calls left a quorum holding their key%s", by[checker.NoKeyLeft], first(c, checker.NoKeyLeft))
+	r.Check("nothing left on any master", by[checker.NothingLeft] == 0, "%d calls left something on a master to which no release failed%s",
+		by[checker.NothingLeft], first(c, checker.NothingLeft))
+	r.Check("no reader beside a writer", by[checker.NoReaderBesideWriter] == 0, "%d times a master held a live reader beside the writer%s",
+		by[checker.NoReaderBesideWriter], first(c, checker.NoReaderBesideWriter))
+	r.Check("renewed locks held", by[checker.RenewalHolds] == 0, "%d renewed holds lost while no renewal failed for want of answers%s",
+		by[checker.RenewalHolds], first(c, checker.RenewalHolds))
+	r.Check("contexts end by Until", by[checker.ContextWithinUntil] == 0, "%d lock contexts live more than %v past their lock's Until%s",
+		by[checker.ContextWithinUntil], checker.ContextTolerance, first(c, checker.ContextWithinUntil))
 	if echoes != nil {
 		ec := echoes.Counts()
 		detail := ""
@@ -136,6 +147,7 @@ func (sk safeKinds) run(ctx context.Context, r *Run) error {
 			firstStarved = "; first: " + vs[0].String()
 		}
 		r.Check("no fair waiter starved", len(vs) == 0, "%d waits with the lock free over %v%s", len(vs), bound, firstStarved)
+		sk.checkOrder(r, e)
 	}
 	least := int(d / cmp.Or(sk.grantEvery, 250*time.Millisecond))
 	r.Check("clients keep acquiring", len(c.Intervals) >= least, "%d acquisitions in %v (at least %d), per client %v",
@@ -148,6 +160,33 @@ func (sk safeKinds) run(ctx context.Context, r *Run) error {
 // probeRounds is how many times each probe runs after the random workload.
 const probeRounds = 2
 
+// checkOrder checks that the fair waiters were served in the order they
+// registered (checker.OutOfOrder). A master restarted without persistence
+// forgets the ticket counter and the registrations, and with them the
+// order: where the schedule kills such masters, only the probes' keys
+// (which run on a healed cluster) are checked.
+func (sk safeKinds) checkOrder(r *Run, e *workload.Env) {
+	events := e.History.Events()
+	scope := "every fair key"
+	if kills(sk.faults) && !e.Cluster.Nodes()[0].Persistent() {
+		scope = "the probes' fair keys (killed masters forget the order)"
+		events = slices.DeleteFunc(events, func(ev checker.Event) bool { return !strings.HasPrefix(ev.Key, "probe-") })
+	}
+	registered := 0
+	for _, ev := range events {
+		if ev.Kind == checker.Registered {
+			registered++
+		}
+	}
+	vs := checker.OutOfOrder(events)
+	detail := ""
+	if len(vs) > 0 {
+		detail = "; first: " + vs[0].String()
+	}
+	r.Check("fair waiters served in order", len(vs) == 0, "%d grants passed an earlier registered waiter, on %s (%d waiters seen registered)%s",
+		len(vs), scope, registered, detail)
+}
+
 // probe heals every fault the random schedule left in place, then runs the
 // deterministic probes of the scenario's kinds, in the same history.
 func (sk safeKinds) probe(ctx context.Context, r *Run, e *workload.Env) error {
@@ -159,10 +198,11 @@ func (sk safeKinds) probe(ctx context.Context, r *Run, e *workload.Env) error {
 		return err
 	}
 	start := time.Now()
-	if err := workload.RunProbes(ctx, e, ps, probeRounds); err != nil {
+	rounds := cmp.Or(sk.probeRounds, probeRounds)
+	if err := workload.RunProbes(ctx, e, ps, rounds); err != nil {
 		return err
 	}
-	r.Logf("probes %v, %d rounds, in %v", ps, probeRounds, time.Since(start).Round(time.Millisecond))
+	r.Logf("probes %v, %d rounds, in %v", ps, rounds, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -209,30 +249,30 @@ func safeScenarios() []Scenario {
 	}{
 		{"safe-plain", "plain locks, Lock and TryLock mixed, some Unlocks with an ended context, private keys whose failed attempts must leave nothing; one client in the Pooled mode; ECHO calls beside them each get their own reply",
 			safeKinds{kinds: []workload.Kind{workload.Plain}, ttl: ttl, faults: allFaults, clientFaults: true, pooled: true, echo: true}},
-		{"safe-reentrant", "one owner at a time; nested holds with shorter TTLs, extended, never shorten or end the outer hold",
+		{"safe-reentrant", "one owner at a time; nested holds with shorter TTLs, extended, never shorten or end the outer hold; an owner id reused by a retried job after its hold expired: the stalled hold's late Unlock never counts down the new hold",
 			safeKinds{kinds: []workload.Kind{workload.Reentrant}, ttl: ttl, faults: allFaults, clientFaults: true}},
-		{"safe-rw", "one writer and no reader beside it, or readers only; writer preference",
+		{"safe-rw", "one writer and no reader beside it, or readers only; writer preference; readers extended and renewed, and no master ever holds a live reader beside the writer (a late read Extend re-admits nobody)",
 			safeKinds{kinds: []workload.Kind{workload.RW}, ttl: ttl, faults: allFaults, clientFaults: true}},
-		{"safe-renew", "AutoRenew locks and Locker.Do hold past the TTL; a renewed Until never passes the masters' expiry",
+		{"safe-renew", "AutoRenew locks and Locker.Do hold past the TTL; a renewed Until never passes the masters' expiry; a renewed lock is not lost while its renewal gets through; Lock.Context and Do's function context end by the lock's Until",
 			safeKinds{kinds: []workload.Kind{workload.Renew}, ttl: ttl, faults: connFaults, clientFaults: true, grantEvery: time.Second}},
-		{"safe-extend", "Extend with random TTLs, two at a time and beside the renewal, some with an ended context: Until never passes the masters' expiry, late extends included",
+		{"safe-extend", "Extend with random TTLs, two at a time and beside the renewal, some with an ended context: Until never passes the masters' expiry, late extends included; Lock.Context ends by the Until the Extends left",
 			safeKinds{kinds: []workload.Kind{workload.Extend}, ttl: ttl, faults: connFaults, maxFaulty: 3,
 				latency: 3 * workload.NodeTimeout / 2, lateBy: 2 * workload.NodeTimeout, clientFaults: true}},
 		{"safe-semaphore", "at most K holders of a semaphore at once (K = 2 and K = 3): permits taken by Acquire and TryAcquire, extended, released",
 			safeKinds{kinds: []workload.Kind{workload.Semaphore}, ttl: ttl, faults: allFaults, clientFaults: true}},
-		{"safe-multi", "no key of a multi-key lock held by two at once: overlapping sets of 1-3 keys and plain locks of single keys; a lock handed over by its token and resumed, and a stale token (after Unlock) never resumed",
+		{"safe-multi", "no key of a multi-key lock held by two at once: overlapping sets of 1-3 keys and plain locks of single keys, failed sets leaving nothing; a lock handed over by its token and resumed, a stale token (after Unlock) never resumed, and the giver's late Unlock or Extend changing nothing",
 			safeKinds{kinds: []workload.Kind{workload.Multi, workload.Resume}, ttl: ttl, faults: allFaults, clientFaults: true}},
-		{"safe-fair", "one holder of a fair lock at a time, also while it holds past every waiter's registration; no waiter waits while the lock lies free longer than a bound (TTL + registration + retry ceiling + 3 node timeouts); ECHO calls beside them each get their own reply",
+		{"safe-fair", "one holder of a fair lock at a time, also while it holds past every waiter's registration; waiters served in the order they registered; waiters that crash or give up mid-wait; no waiter waits while the lock lies free longer than a bound (TTL + registration + retry ceiling + 3 node timeouts), and a crashed waiter's registration expires; ECHO calls beside them each get their own reply",
 			safeKinds{kinds: []workload.Kind{workload.Fair}, ttl: ttl, faults: allFaults, clientFaults: true, echo: true}},
-		{"safe-mixed", "every kind of lock at once, every fault that keeps the masters' data; one client in the Pooled mode",
-			safeKinds{kinds: workload.Kinds, ttl: ttl, faults: connFaults, clientFaults: true, pooled: true}},
+		{"safe-mixed", "every kind of lock at once, every fault that keeps the masters' data; one client in the Pooled mode; each probe once",
+			safeKinds{kinds: workload.Kinds, ttl: ttl, faults: connFaults, clientFaults: true, pooled: true, probeRounds: 1}},
 	}
 	var out []Scenario
 	for _, s := range list {
 		out = append(out, Scenario{
 			Name:      s.name,
 			Kind:      kindsText(s.sk.kinds),
-			Invariant: s.invariant + "; every holder's Until within the masters' expiry; no call leaves a quorum holding its key; fences increase",
+			Invariant: s.invariant + "; every holder's Until within the masters' expiry; no call leaves a quorum holding its key, nor anything on a master to which none of its releases failed; fences increase",
 			Expect:    fmt.Sprintf("0 overlaps and 0 violations of any invariant; both checkers agree; faults %v", s.sk.faults),
 			run:       s.sk.run,
 		})

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/quorumlock/quorumlock/chaos/checker"
@@ -16,31 +17,36 @@ type Client struct {
 	// Locker is the client's Locker as EnvConfig.Locker configured it
 	// (fenced by default); reentrant and read-write locks use it too.
 	Locker *redlock.Locker
-	// plain is the same without fencing, renew the same with AutoRenew.
-	plain, renew *redlock.Locker
-	env          *Env
-	owners       int // reentrant owners this client has been, for fresh owner ids
-	// uncertain counts Locker's acquire calls whose outcome on a master is
-	// unknown.
-	uncertain *uncertainty
+	// plain is the same without fencing. Renewed and extended holds take
+	// a Locker of their own (watched).
+	plain  *redlock.Locker
+	env    *Env
+	owners int // reentrant owners this client has been, for fresh owner ids
+	// obs observes every Locker of the client (observe.go).
+	obs *observer
+	// nodes and cfg are what the Lockers were made of: a crashable
+	// Locker (crash.go) is made of the same.
+	nodes []redlock.Node
+	cfg   redlock.Config
+	// sh is the state the clients of the Env share (shared.go).
+	sh *shared
 }
 
 func newClient(id int, e *Env, nodes []redlock.Node, cfg redlock.Config) (*Client, error) {
-	c := &Client{ID: id, env: e, uncertain: newUncertainty(cfg.Observer)}
-	fenced := cfg
-	fenced.Observer = c.uncertain
+	c := &Client{ID: id, env: e, nodes: nodes, cfg: cfg, sh: newShared()}
+	if len(e.clients) > 0 {
+		c.sh = e.clients[0].sh
+	}
+	c.obs = newObserver(c, cfg.Observer, nodes)
+	cfg.Observer = c.obs
+	c.cfg = cfg
 	var err error
-	if c.Locker, err = redlock.New(nodes, fenced); err != nil {
+	if c.Locker, err = redlock.New(nodes, cfg); err != nil {
 		return nil, err
 	}
 	plain := cfg
 	plain.Fencing = false
 	if c.plain, err = redlock.New(nodes, plain); err != nil {
-		return nil, err
-	}
-	renew := cfg
-	renew.AutoRenew = true
-	if c.renew, err = redlock.New(nodes, renew); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -58,6 +64,9 @@ type Held struct {
 	name   string
 	target target
 	client *Client
+	// since is when its acquire was called: failures of the client's
+	// calls from then on may excuse what the masters keep of it.
+	since time.Time
 }
 
 // Acquire locks the key named name for ttl, retrying until ctx ends (or
@@ -79,10 +88,14 @@ func (c *Client) Acquire(ctx context.Context, name string, ttl time.Duration, on
 // hold. t locates the lock's state on the masters (its token is filled in
 // from the lock unless set).
 func (c *Client) record(ev checker.Event, t target, call func() (*redlock.Lock, error)) (*Held, error) {
+	return c.recordFrom(time.Now(), ev, t, call)
+}
+
+// recordFrom is record of a call invoked at start.
+func (c *Client) recordFrom(start time.Time, ev checker.Event, t target, call func() (*redlock.Lock, error)) (*Held, error) {
 	e := c.env
 	e.attempts.Add(1)
 	ev.Client = c.ID
-	start := time.Now()
 	lk, err := call()
 	now := time.Now()
 	if err != nil {
@@ -94,7 +107,7 @@ func (c *Client) record(ev checker.Event, t target, call func() (*redlock.Lock, 
 		t.member = lk.Token()
 	}
 	id := e.History.GrantCall(ev, start, now, lk.Until())
-	return &Held{Lock: lk, ID: id, Token: ev.Token, name: ev.Key, target: t, client: c}, nil
+	return &Held{Lock: lk, ID: id, Token: ev.Token, name: ev.Key, target: t, client: c, since: start}, nil
 }
 
 // Outcome classifies a failed acquire: Unknown when it may have been
@@ -148,4 +161,18 @@ func (h *Held) releaseWith(ctx context.Context) error {
 // a renewed lock is held.
 func (h *Held) noteUntil() {
 	h.client.env.History.Extend(h.ID, time.Now(), h.Lock.Until())
+}
+
+// watched returns a Locker configured as the client's, with fencing and
+// AutoRenew as given, whose events are those of one hold: bind its
+// observer to the hold once it is granted.
+func (c *Client) watched(fencing, autoRenew bool) (*redlock.Locker, *holdObserver, error) {
+	o := &holdObserver{observer: c.obs}
+	cfg := c.cfg
+	cfg.Fencing, cfg.AutoRenew, cfg.Observer = fencing, autoRenew, o
+	l, err := redlock.New(c.nodes, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("workload: a watched Locker: %w", err)
+	}
+	return l, o, nil
 }

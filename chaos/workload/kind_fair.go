@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -52,37 +53,74 @@ func FairStarvationBound(ttl time.Duration) time.Duration {
 }
 
 // IsFair reports whether the lock named name (a checker key) is a fair
-// lock of the workload or of its probe.
+// lock of the workload or of its probes.
 func IsFair(name string) bool {
-	return strings.HasPrefix(name, string(Fair)+"-") || strings.HasPrefix(name, "probe-"+string(FairHeld)+"-")
+	return strings.HasPrefix(name, string(Fair)+"-") || strings.HasPrefix(name, "probe-"+string(FairHeld)+"-") ||
+		strings.HasPrefix(name, "probe-"+string(FairOrder)+"-")
 }
 
+// Probabilities of the fair kind's choices.
+const (
+	pFairCrash  = 0.1 // a waiter crashes (crash.go) while it waits
+	pFairGiveUp = 0.2 // a Lock gives up within 4 node timeouts
+)
+
 // fairHold acquires the fair lock named name by Lock, or TryLock when try
-// is set, and records the call.
-func (c *Client) fairHold(ctx context.Context, name string, try bool, ttl time.Duration) (*Held, error) {
-	key := c.env.Key(name)
-	f := c.Locker.Fair(key)
+// is set, through the key's gate (registration.go), and records the call.
+// bg bounds the harness's reads.
+func (c *Client) fairHold(ctx, bg context.Context, name string, try bool, ttl time.Duration) fairResult {
+	return c.fairWith(ctx, bg, c.Locker, name, try, ttl, fairHooks{})
+}
+
+// fairWith is fairHold with the Locker l, telling hooks how it goes.
+func (c *Client) fairWith(ctx, bg context.Context, l *redlock.Locker, name string, try bool, ttl time.Duration, hooks fairHooks) fairResult {
+	f := l.Fair(c.env.Key(name))
 	lock := f.Lock
 	if try {
 		lock = f.TryLock
 	}
-	return c.record(checker.Event{Key: name}, target{mode: modeString, key: key},
-		func() (*redlock.Lock, error) { return lock(ctx, ttl) })
+	ev := checker.Event{Key: name, Waits: !try}
+	if d, ok := ctx.Deadline(); ok && !try {
+		ev.GiveUp = c.env.History.Offset(d)
+	}
+	return c.fairCall(bg, name, ev, func() (*redlock.Lock, error) { return lock(ctx, ttl) }, hooks)
+}
+
+// registrationGone checks that the registration of the fair waiter of r
+// (if it was seen) is gone from every master once the call gave up, or
+// its hold was released.
+func (c *Client) registrationGone(bg context.Context, name string, r fairResult, what string) {
+	if r.waiter == "" {
+		return
+	}
+	c.cleared(bg, name, target{mode: modeFair, key: c.env.Key(name), member: r.waiter}, what, r.start)
 }
 
 // fair takes a fair lock, holds it briefly or now and then past every
-// registration, writes, and releases it.
+// registration, writes, and releases it. Now and then its waiter gives up
+// early, or crashes (fairCrash).
 func (s *step) fair(ctx context.Context) error {
+	name := s.key(Fair)
 	ttl, long := s.cfg.TTL, s.chance(pFairLong)
 	if long {
 		ttl = 2 * s.cfg.TTL
 	}
-	actx, cancel := s.acquireCtx(ctx)
-	h, err := s.c.fairHold(actx, s.key(Fair), s.chance(pTry), ttl)
-	cancel()
-	if err != nil {
-		return harness(err)
+	if s.chance(pFairCrash) && s.c.sh.mayCrash(s.c.env.Key(name), 2*(FairRegistration+2*s.cfg.TTL)) {
+		return s.fairCrash(ctx, name, ttl)
 	}
+	try := s.chance(pTry)
+	wait := s.cfg.Wait
+	if !try && s.chance(pFairGiveUp) {
+		wait = s.between(0, 4*NodeTimeout)
+	}
+	actx, cancel := context.WithTimeout(ctx, wait)
+	r := s.c.fairHold(actx, s.bg, name, try, ttl)
+	cancel()
+	if r.err != nil {
+		s.c.registrationGone(s.bg, name, r, "a fair waiter that gave up")
+		return harness(r.err)
+	}
+	h := r.h
 	s.c.env.sample(s.bg, h)
 	if long {
 		lo := FairRegistration + NodeTimeout
@@ -92,7 +130,72 @@ func (s *step) fair(ctx context.Context) error {
 	}
 	h.Write()
 	s.release(h)
+	s.c.registrationGone(s.bg, name, r, fmt.Sprintf("the unlock of fair lock %d", h.ID))
 	return nil
+}
+
+// fairCrash has a waiter of the fair lock name crash while it waits: its
+// Locker (crash.go) stops sending anything after a random wait of up to 4
+// node timeouts, and its Lock call is cancelled then. Its registration
+// stays until it expires, and its lock key, if a grant landed, until its
+// TTL: it may delay the others that long, no longer (NoStarvation), and
+// the registration must be gone from every master once its lifetime has
+// passed (crashedRegistration).
+func (s *step) fairCrash(ctx context.Context, name string, ttl time.Duration) error {
+	c := s.c
+	l, obs, crash, err := c.crashable()
+	if err != nil {
+		return fmt.Errorf("workload: a crashable Locker: %w", err)
+	}
+	actx, cancel := context.WithTimeout(ctx, s.cfg.Wait)
+	defer cancel()
+	after := s.between(NodeTimeout/2, 4*NodeTimeout)
+	crashed := make(chan time.Time, 1)
+	var timer *time.Timer
+	r := c.fairWith(actx, s.bg, l, name, false, ttl, fairHooks{started: func(start time.Time) {
+		timer = time.AfterFunc(after, func() {
+			crash()
+			at := time.Now()
+			c.env.History.Crash(c.ID, name, start, at)
+			cancel()
+			crashed <- at
+		})
+	}})
+	at := time.Now()
+	if timer.Stop() {
+		crash() // served first: the process crashes holding the lock
+	} else {
+		at = <-crashed
+	}
+	if r.waiter != "" {
+		c.env.pending.Add(1)
+		go func() {
+			defer c.env.pending.Done()
+			c.crashedRegistration(s.bg, name, r, at, obs)
+		}()
+	}
+	return harness(r.err)
+}
+
+// crashedRegistration waits until the registration of the waiter of r,
+// which crashed at crashed, has outlived its lifetime, and records each
+// master on which it still lives: a crashed waiter may delay the others
+// only that long. A master to which one of the waiter's calls failed
+// before the crash (obs) may have got it late, and is excused.
+func (c *Client) crashedRegistration(ctx context.Context, name string, r fairResult, crashed time.Time, obs *observer) {
+	time.Sleep(time.Until(crashed.Add(FairRegistration + 2*NodeTimeout)))
+	t := target{mode: modeFair, key: c.env.Key(name), member: r.waiter}
+	var live []int
+	for j, rd := range c.env.direct.readTarget(ctx, t) {
+		if rd.known && rd.held && !obs.failedBetween(j, r.start, crashed.Add(2*NodeTimeout), opLock, opRelease) {
+			live = append(live, j)
+		}
+	}
+	if len(live) > 0 {
+		c.env.History.Remain(c.ID, name, time.Now(), fmt.Sprintf(
+			"the registration of a fair waiter that crashed %v ago still lives on masters %v (its lifetime is %v)",
+			time.Since(crashed).Round(time.Millisecond), live, FairRegistration))
+	}
 }
 
 // fairHeld has client A take a fair lock with a long TTL and hold it until
@@ -100,17 +203,17 @@ func (s *step) fair(ctx context.Context) error {
 // tries it: B is the first in line everywhere, and only the lock key may
 // refuse it.
 func (p *prober) fairHeld(ctx context.Context) error {
-	first, err := p.a.fairHold(ctx, p.name, true, probeTTL)
-	if err != nil {
-		return harness(err)
+	first := p.a.fairHold(ctx, ctx, p.name, true, probeTTL)
+	if first.err != nil {
+		return harness(first.err)
 	}
 	p.e.direct.awaitNoRegistration(ctx, p.e.Key(p.name), probeTTL/2)
-	if h, err := p.b.fairHold(ctx, p.name, true, time.Second); err == nil {
-		p.unlock(ctx, h, "unlock of a fair hold granted beside another")
-	} else if herr := harness(err); herr != nil {
+	if r := p.b.fairHold(ctx, ctx, p.name, true, time.Second); r.err == nil {
+		p.unlock(ctx, r.h, "unlock of a fair hold granted beside another")
+	} else if herr := harness(r.err); herr != nil {
 		return herr
 	}
-	p.unlock(ctx, first, "unlock of the first fair hold")
+	p.unlock(ctx, first.h, "unlock of the first fair hold")
 	return nil
 }
 

@@ -64,20 +64,27 @@ func (s *step) multiNames() []string {
 // at random, and records the call as one acquire per key: all granted at
 // the moment the call returned, or all not.
 func (s *step) lockMulti(ctx context.Context, names []string) ([]*Held, error) {
-	c, e := s.c, s.c.env
+	actx, cancel := s.acquireCtx(ctx)
+	defer cancel()
+	return s.c.lockMulti(actx, names, s.chance(pTry), s.cfg.TTL)
+}
+
+// lockMulti locks the keys of names at once for ttl, by LockMulti (or
+// TryLockMulti when try is set), and records the call as one acquire per
+// key: all granted at the moment the call returned, or all not.
+func (c *Client) lockMulti(ctx context.Context, names []string, try bool, ttl time.Duration) ([]*Held, error) {
+	e := c.env
 	keys := make([]string, len(names))
 	for i, n := range names {
 		keys[i] = e.Key(n)
 	}
 	lock := c.plain.LockMulti
-	if s.chance(pTry) {
+	if try {
 		lock = c.plain.TryLockMulti
 	}
-	actx, cancel := s.acquireCtx(ctx)
-	defer cancel()
 	e.attempts.Add(1)
 	start := time.Now()
-	lk, err := lock(actx, keys, s.cfg.TTL)
+	lk, err := lock(ctx, keys, ttl)
 	now := time.Now()
 	if err != nil {
 		for _, n := range names {
@@ -89,7 +96,7 @@ func (s *step) lockMulti(ctx context.Context, names []string) ([]*Held, error) {
 	hs := make([]*Held, len(names))
 	for i, n := range names {
 		id := e.History.GrantCall(checker.Event{Key: n, Client: c.ID}, start, now, until)
-		hs[i] = &Held{Lock: lk, ID: id, name: n, target: target{mode: modeString, key: keys[i], member: lk.Token()}, client: c}
+		hs[i] = &Held{Lock: lk, ID: id, name: n, target: target{mode: modeString, key: keys[i], member: lk.Token()}, client: c, since: start}
 	}
 	return hs, nil
 }
@@ -116,6 +123,6 @@ func (s *step) releaseMulti(hs []*Held) {
 	}
 	hs[0].Lock.Unlock(ctx)
 	for _, h := range hs {
-		s.c.settle(s.bg, h.name, h.target, fmt.Sprintf("unlock of multi-key lock %d", h.ID))
+		s.c.cleared(s.bg, h.name, h.target, fmt.Sprintf("unlock of multi-key lock %d", h.ID), h.since)
 	}
 }

@@ -17,7 +17,12 @@ import (
 // token: once its Unlock left fewer than a quorum holding the token, that
 // Resume must fail, since Resume never creates a lock; one that succeeds is
 // recorded as a call that left a quorum holding a key it must not have
-// (checker.NoKeyLeft).
+// (checker.NoKeyLeft). And the giver still runs after the hand-over: once
+// the taker released the lock, the giver comes back late and unlocks or
+// extends its own, stale, Lock (the same token). That must change nothing:
+// the token's key must not come back on any master (checker.NothingLeft),
+// and a later holder's lock must stay (sampled, and an overlap if another
+// client gets it).
 
 // pStale is the probability that the giver unlocks before it hands over.
 const pStale = 0.3
@@ -52,14 +57,32 @@ func (s *step) resume(ctx context.Context) error {
 		s.release(got)
 		return nil
 	}
-	s.c.env.History.Release(h.ID, time.Now()) // the hand-over: the giver stops here
+	handover := time.Now()
+	s.c.env.History.Release(h.ID, handover) // the hand-over: the giver stops here
 	got, err := s.resumeBy(ctx, to, h)
 	if err != nil {
 		// The token's keys expire with their TTL: Resume deletes nothing.
 		return harness(err)
 	}
 	s.hold(got)
+	s.lateGiver(h, handover, to)
 	return nil
+}
+
+// lateGiver has the giver of h, which handed h's token to client to at
+// handover, come back after the taker released the lock and Unlock or
+// Extend its stale Lock; nothing of the token may come back.
+func (s *step) lateGiver(h *Held, handover time.Time, to *Client) {
+	ctx, cancel := context.WithTimeout(s.bg, ReleaseTimeout)
+	what := "late Unlock"
+	if s.chance(0.5) {
+		what = "late Extend"
+		h.Lock.Extend(ctx, s.ttl(s.cfg.TTL, 3*s.cfg.TTL))
+	} else {
+		h.Lock.Unlock(ctx)
+	}
+	cancel()
+	s.c.cleared(s.bg, h.name, h.target, fmt.Sprintf("the %s of lock %d by its giver, after the taker released it", what, h.ID), handover, to)
 }
 
 // resumeBy makes client to resume h's lock with its token, for the run's

@@ -108,8 +108,14 @@ func (s *step) acquireCtx(ctx context.Context) (context.Context, context.CancelF
 	return context.WithTimeout(ctx, s.cfg.Wait)
 }
 
-// run does one cycle of kind k.
+// run does one cycle of kind k: now and then a blocked cycle
+// (kind_blocked.go), else one of the kind's own.
 func (s *step) run(ctx context.Context, k Kind) error {
+	if bs := blockedOf(k); len(bs) > 0 && s.chance(pBlocked) {
+		b := bs[s.rng.IntN(len(bs))]
+		try := s.chance(pTry)
+		return s.c.blockedCycle(ctx, s.bg, b, s.c.ownName(b), try, s.blockedWait())
+	}
 	switch k {
 	case Plain:
 		return s.plain(ctx)
@@ -167,7 +173,7 @@ func (s *step) releaseWithin(h *Held, within time.Duration) {
 		ctx = ended
 	}
 	h.releaseWith(ctx)
-	s.c.settleWithin(s.bg, h.name, h.target, fmt.Sprintf("unlock of lock %d", h.ID), within)
+	s.c.clearedWithin(s.bg, h.name, h.target, fmt.Sprintf("unlock of lock %d", h.ID), h.since, within)
 }
 
 // work holds the lock for d, noting its Until and sampling the masters
@@ -230,48 +236,14 @@ func (s *step) private(ctx context.Context) error {
 	ttl := 10 * s.cfg.TTL
 	actx, cancel := s.acquireCtx(ctx)
 	defer cancel()
-	h, err := s.c.record(checker.Event{Key: name}, target{mode: modeString, key: key},
+	start := time.Now()
+	h, err := s.c.recordFrom(start, checker.Event{Key: name}, target{mode: modeString, key: key},
 		func() (*redlock.Lock, error) { return s.c.plain.TryLock(actx, key, ttl) })
 	if err != nil {
-		s.c.settle(s.bg, name, target{mode: modeAny, key: key}, "failed TryLock")
+		s.c.cleared(s.bg, name, target{mode: modeAny, key: key}, "failed TryLock", start)
 		return harness(err)
 	}
 	s.c.env.sample(s.bg, h)
-	s.release(h)
-	return nil
-}
-
-func (s *step) rw(ctx context.Context) error {
-	name := s.key(RW)
-	key := s.c.env.Key(name)
-	m := s.c.Locker.RWMutex(key)
-	reader := s.chance(pReader)
-	try := s.chance(pTry)
-	ev := checker.Event{Key: name, Shared: reader}
-	t := target{mode: modeString, key: "{" + key + "}:w"}
-	lock := m.Lock
-	switch {
-	case reader && try:
-		lock = m.TryRLock
-	case reader:
-		lock = m.RLock
-	case try:
-		lock = m.TryLock
-	}
-	if reader {
-		t = target{mode: modeZset, key: "{" + key + "}:r"}
-	}
-	actx, cancel := s.acquireCtx(ctx)
-	defer cancel()
-	h, err := s.c.record(ev, t, func() (*redlock.Lock, error) { return lock(actx, s.cfg.TTL) })
-	if err != nil {
-		return harness(err)
-	}
-	s.c.env.sample(s.bg, h)
-	time.Sleep(s.between(0, s.cfg.Hold))
-	if !reader {
-		h.Write()
-	}
 	s.release(h)
 	return nil
 }
@@ -281,6 +253,9 @@ func (s *step) rw(ctx context.Context) error {
 // on under the outer hold and samples it: an inner hold that shortened or
 // ended the outer one shows.
 func (s *step) reentrant(ctx context.Context) error {
+	if s.chance(pRetried) {
+		return s.retried(ctx)
+	}
 	name := s.key(Reentrant)
 	key := s.c.env.Key(name)
 	s.c.owners++
@@ -289,7 +264,7 @@ func (s *step) reentrant(ctx context.Context) error {
 	t := target{mode: modeHash, key: key, member: owner}
 	ev := checker.Event{Key: name, Owner: owner}
 	outerTTL := 2 * s.cfg.TTL
-	uncertain := s.c.uncertain.mark()
+	uncertain := s.c.obs.mark()
 	lock := func(ttl time.Duration) (*Held, error) {
 		actx, cancel := s.acquireCtx(ctx)
 		defer cancel()
@@ -299,8 +274,12 @@ func (s *step) reentrant(ctx context.Context) error {
 		}
 		return s.c.record(ev, t, func() (*redlock.Lock, error) { return l(actx, ttl) })
 	}
+	start := time.Now()
 	outer, err := lock(outerTTL)
 	if err != nil {
+		// A fresh owner's failed first hold: nothing of the owner may
+		// remain once its releases returned.
+		s.c.cleared(s.bg, name, t, "failed first hold of a reentrant owner", start)
 		return harness(err)
 	}
 	holds := []*Held{outer}
@@ -334,7 +313,7 @@ func (s *step) reentrant(ctx context.Context) error {
 	s.work(outer, s.between(0, s.cfg.TTL/2))
 	outer.Write()
 	within := SettleWithin
-	if s.c.uncertain.since(uncertain) {
+	if s.c.obs.uncertainSince(uncertain) {
 		// An acquire of this owner may have landed where its answer was
 		// lost: that count outlives the Unlocks, not the hash's TTL,
 		// which no hold set beyond outerTTL from now.
@@ -354,108 +333,4 @@ func (s *step) extendOnce(h *Held, ttl time.Duration) {
 	}
 	h.Lock.Extend(ctx, ttl)
 	h.noteUntil()
-}
-
-// renew holds past the TTL, kept by the renewal: an AutoRenew lock, or
-// Locker.Do.
-func (s *step) renew(ctx context.Context) error {
-	name := s.key(Renew)
-	d := s.between(s.cfg.TTL/2, 2*s.cfg.TTL+s.cfg.TTL/2)
-	if s.chance(pDo) {
-		return s.do(ctx, name, d)
-	}
-	h, err := s.plainLock(ctx, s.c.renew, name, s.cfg.TTL)
-	if err != nil {
-		return harness(err)
-	}
-	s.c.env.sample(s.bg, h)
-	s.work(h, d)
-	h.Write()
-	s.release(h)
-	return nil
-}
-
-// do holds name for d under Locker.Do. The hold begins when fn starts and
-// ends when fn returns or its context ends, whichever comes first (the
-// moment Do says the lock can no longer be guaranteed).
-func (s *step) do(ctx context.Context, name string, d time.Duration) error {
-	e := s.c.env
-	key := e.Key(name)
-	e.attempts.Add(1)
-	ev := checker.Event{Key: name, Client: s.c.ID}
-	actx, cancel := s.acquireCtx(ctx)
-	defer cancel()
-	start := time.Now()
-	ran := false
-	err := s.c.renew.Do(actx, key, s.cfg.TTL, func(fctx context.Context) error {
-		ran = true
-		now := time.Now()
-		id := e.History.GrantCall(ev, start, now, now.Add(24*time.Hour))
-		lost := make(chan time.Time, 1)
-		stop := context.AfterFunc(fctx, func() { lost <- time.Now() })
-		select {
-		case <-time.After(d):
-		case <-fctx.Done():
-		}
-		end := time.Now()
-		if !stop() {
-			end = <-lost
-		}
-		e.History.Release(id, end)
-		return nil
-	})
-	if !ran {
-		e.History.Attempt(ev, start, time.Now(), Outcome(err))
-	}
-	return harness(err)
-}
-
-// extend takes a lock (renewed or not), then extends it with random TTLs,
-// shorter and longer than its own, two at a time now and then, sampling the
-// masters after each; after a failed Extend it waits for late commands to
-// land and samples again.
-func (s *step) extend(ctx context.Context) error {
-	l := s.c.Locker
-	if s.chance(0.5) {
-		l = s.c.renew
-	}
-	h, err := s.plainLock(ctx, l, s.key(Extend), s.cfg.TTL)
-	if err != nil {
-		return harness(err)
-	}
-	s.c.env.sample(s.bg, h)
-	ttl := func() time.Duration { return s.ttl(s.cfg.TTL/4, 3*s.cfg.TTL) }
-	for range 1 + s.rng.IntN(3) {
-		if h.Lock.Err() != nil {
-			break
-		}
-		if s.chance(0.3) {
-			a, b := ttl(), ttl()
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				h.Lock.Extend(s.bg, b)
-			}()
-			h.Lock.Extend(s.bg, a)
-			<-done
-			h.noteUntil()
-		} else {
-			ctx, cancel := context.WithTimeout(s.bg, ReleaseTimeout)
-			if s.chance(pEnded) {
-				ctx = ended
-			}
-			err := h.Lock.Extend(ctx, ttl())
-			cancel()
-			h.noteUntil()
-			if err != nil {
-				s.c.env.sample(s.bg, h)
-				time.Sleep(s.cfg.LateBy)
-			}
-		}
-		s.c.env.sample(s.bg, h)
-		time.Sleep(s.between(0, s.cfg.Hold))
-	}
-	h.Write()
-	s.release(h)
-	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -21,7 +20,7 @@ import (
 // Where a lock's state lies on a master, by kind of lock.
 const (
 	modeString = "string" // a string key holding the token (plain, fenced, RW writer)
-	modeHash   = "hash"   // a hash with a field per owner (reentrant)
+	modeHash   = "hash"   // a reentrant hash held by an owner: a field per owner (owner -> count), or the field "owner" (owner and h:<hold id> fields)
 	modeZset   = "zset"   // a sorted set member whose score is its expiry (RW reader)
 	modeAny    = "any"    // the key, whatever it holds (a failed call's private key)
 )
@@ -46,7 +45,7 @@ if mode == 'string' then
   if redis.call('GET', KEYS[1]) == m then return ttl(KEYS[1]) end
   return -1
 elseif mode == 'hash' then
-  if redis.call('HEXISTS', KEYS[1], m) == 1 then return ttl(KEYS[1]) end
+  if redis.call('HEXISTS', KEYS[1], m) == 1 or redis.call('HGET', KEYS[1], 'owner') == m then return ttl(KEYS[1]) end
   return -1
 elseif mode == 'zset' then
   local s = redis.call('ZSCORE', KEYS[1], m)
@@ -102,22 +101,7 @@ type reading struct {
 
 // read asks every master, at once, how long it still holds t.
 func (m *masters) read(ctx context.Context, t target) []reading {
-	out := make([]reading, len(m.pools))
-	var wg sync.WaitGroup
-	for i := range m.pools {
-		wg.Go(func() {
-			m.on(ctx, i, func(ctx context.Context, c redis.Conn) error {
-				ms, err := redis.Int64(remainingScript.DoContext(ctx, c, t.key, t.mode, t.member))
-				if err != nil {
-					return err // unknown
-				}
-				out[i] = reading{known: true, held: ms >= 0, left: time.Duration(ms) * time.Millisecond, at: time.Now()}
-				return nil
-			})
-		})
-	}
-	wg.Wait()
-	return out
+	return m.readWith(ctx, remainingScript, t.key, t.mode, t.member)
 }
 
 // do runs one command on every master, one after another.

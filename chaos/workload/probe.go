@@ -73,6 +73,47 @@ const (
 	// release: a transport that sends it again as EVAL once NOSCRIPT
 	// comes back leaves the key on that master for its whole TTL.
 	LateNoScript Probe = "late-noscript"
+	// RetriedOwner: a reentrant owner's hold expires while its job
+	// stalls; the job is retried under the same owner id on another
+	// client, which acquires afresh; then the stalled job unlocks its
+	// expired hold. The new hold must stay (sampled), and keep another
+	// owner out (probe_identity.go).
+	RetriedOwner Probe = "retried-owner"
+	// GiverLate: a lock is handed over by its token, and the taker
+	// releases it; the taker takes the key again; then the giver unlocks
+	// and extends its own stale Lock. The new lock must stay, and the old
+	// token's key must not come back (probe_identity.go).
+	GiverLate Probe = "giver-late"
+	// FairOrder: three fair waiters queue up one after another behind a
+	// holder; the first crashes; the holder unlocks. The others must be
+	// served in order, and the crashed one's registration must delay them
+	// no longer than its lifetime (probe_fair.go).
+	FairOrder Probe = "fair-order"
+	// LateReadExtend: a reader extends its hold over links slower than
+	// its TTL, so that the Extend lands after the reader expired, while a
+	// writer takes the lock. The Extend must not re-admit the reader
+	// beside the writer (probe_rw.go).
+	LateReadExtend Probe = "late-read-extend"
+	// RenewHeld: on healthy masters, an AutoRenew lock and a Locker.Do
+	// run for two TTLs: neither may be lost; then again, with their
+	// links cut once they hold: their contexts must end by the lock's
+	// Until (probe_renew.go).
+	RenewHeld Probe = "renew-held"
+	// ExtendContext: a lock is extended by a TTL much shorter than its
+	// own; its context must end by the lowered Until (probe_renew.go).
+	ExtendContext Probe = "extend-context"
+	// The GiveUp probes: with the link of client A to one master slower
+	// than the node timeout (so that a waiting Lock's wake-on-release
+	// subscription there takes that long), A holds what a call of the
+	// kind waits for, and the call gives up after half a node timeout (in
+	// the first round; a node timeout and a half in the next, and so on)
+	// and then as a TryLock: nothing of it may remain on any other master
+	// (probe_giveup.go).
+	GiveUpRW        Probe = "give-up-rw"        // a writer behind a reader, a reader behind a writer
+	GiveUpFair      Probe = "give-up-fair"      // a fair waiter behind a holder
+	GiveUpSemaphore Probe = "give-up-semaphore" // an acquire of a full semaphore
+	GiveUpMulti     Probe = "give-up-multi"     // a multi-key set with one key held
+	GiveUpReentrant Probe = "give-up-reentrant" // another owner
 )
 
 // Probes returns the probes that exercise the kinds ks.
@@ -83,15 +124,21 @@ func Probes(ks []Kind) []Probe {
 		case Plain:
 			ps = append(ps, DropPrivate, SharedMulti, EndedUnlock, LateNoScript)
 		case Reentrant:
-			ps = append(ps, DropInner)
+			ps = append(ps, DropInner, RetriedOwner, GiveUpReentrant)
 		case Extend:
-			ps = append(ps, ShortExtend, LateExtend)
+			ps = append(ps, ShortExtend, LateExtend, ExtendContext)
 		case RW:
-			ps = append(ps, RWExclusion)
+			ps = append(ps, RWExclusion, LateReadExtend, GiveUpRW)
 		case Semaphore:
-			ps = append(ps, SemaphoreFull)
+			ps = append(ps, SemaphoreFull, GiveUpSemaphore)
 		case Fair:
-			ps = append(ps, FairHeld)
+			ps = append(ps, FairHeld, FairOrder, GiveUpFair)
+		case Multi:
+			ps = append(ps, GiveUpMulti)
+		case Resume:
+			ps = append(ps, GiverLate)
+		case Renew:
+			ps = append(ps, RenewHeld)
 		}
 	}
 	return ps
@@ -116,7 +163,7 @@ func RunProbes(ctx context.Context, e *Env, ps []Probe, rounds int) error {
 		for i, p := range ps {
 			a := e.clients[(r+i)%len(e.clients)]
 			b := e.clients[(r+i+1)%len(e.clients)]
-			pr := &prober{e: e, a: a, b: b, name: fmt.Sprintf("probe-%s-%d", p, r)}
+			pr := &prober{e: e, a: a, b: b, name: fmt.Sprintf("probe-%s-%d", p, r), round: r}
 			if err := pr.run(ctx, p); err != nil {
 				return fmt.Errorf("workload: probe %s: %w", p, err)
 			}
@@ -127,9 +174,10 @@ func RunProbes(ctx context.Context, e *Env, ps []Probe, rounds int) error {
 
 // prober runs one probe with clients a (the one the fault aims at) and b.
 type prober struct {
-	e    *Env
-	a, b *Client
-	name string // the probe's lock name, fresh for each probe
+	e     *Env
+	a, b  *Client
+	name  string // the probe's lock name, fresh for each probe
+	round int    // the round, from 0
 }
 
 func (p *prober) run(ctx context.Context, pr Probe) error {
@@ -154,6 +202,28 @@ func (p *prober) run(ctx context.Context, pr Probe) error {
 		return p.fairHeld(ctx)
 	case LateNoScript:
 		return p.lateNoScript(ctx)
+	case RetriedOwner:
+		return p.retriedOwner(ctx)
+	case GiverLate:
+		return p.giverLate(ctx)
+	case FairOrder:
+		return p.fairOrder(ctx)
+	case LateReadExtend:
+		return p.lateReadExtend(ctx)
+	case RenewHeld:
+		return p.renewHeld(ctx)
+	case ExtendContext:
+		return p.extendContext(ctx)
+	case GiveUpRW:
+		return p.giveUp(ctx, blockedWriter, blockedReader)
+	case GiveUpFair:
+		return p.giveUp(ctx, blockedFair)
+	case GiveUpSemaphore:
+		return p.giveUp(ctx, blockedSemaphore)
+	case GiveUpMulti:
+		return p.giveUp(ctx, blockedMulti)
+	case GiveUpReentrant:
+		return p.giveUp(ctx, blockedReentrant)
 	}
 	return fmt.Errorf("unknown probe %q", pr)
 }
@@ -203,7 +273,7 @@ func (p *prober) unlock(ctx context.Context, h *Held, what string) {
 	if err := h.releaseWith(rctx); err != nil {
 		what = fmt.Sprintf("%s (Unlock: %v)", what, err)
 	}
-	h.client.settle(ctx, h.name, h.target, what)
+	h.client.cleared(ctx, h.name, h.target, what, h.since)
 }
 
 func (p *prober) dropPrivate(ctx context.Context) error {
@@ -212,12 +282,15 @@ func (p *prober) dropPrivate(ctx context.Context) error {
 	if err := p.links(ctx, p.a, fault.DropReply, 0); err != nil {
 		return err
 	}
+	start := time.Now()
 	h, err := p.acquire(p.a, func() (*redlock.Lock, error) { return p.a.plain.TryLock(ctx, key, probeTTL) })
 	if herr := p.heal(ctx, p.a); herr != nil {
 		return herr
 	}
 	if err != nil {
-		p.a.settle(ctx, p.name, target{mode: modeAny, key: key}, "TryLock whose replies were dropped")
+		t, what := target{mode: modeAny, key: key}, "TryLock whose replies were dropped"
+		p.a.settle(ctx, p.name, t, what)
+		p.a.remains(ctx, p.name, t, what, start, time.Now().Add(SettleWithin))
 		return harness(err)
 	}
 	p.unlock(ctx, h, "unlock after a TryLock whose replies were dropped")
@@ -318,7 +391,7 @@ func (p *prober) endedUnlock(ctx context.Context) error {
 		return harness(err)
 	}
 	h.releaseWith(ended)
-	p.a.settle(ctx, h.name, h.target, "Unlock with an ended context")
+	p.a.cleared(ctx, h.name, h.target, "Unlock with an ended context", h.since)
 	return nil
 }
 

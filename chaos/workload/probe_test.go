@@ -18,15 +18,49 @@ import (
 func TestProbesHoldOnTheLibrary(t *testing.T) {
 	e := newEnv(t, 2)
 	ps := workload.Probes(workload.Kinds)
-	if len(ps) != 10 {
-		t.Fatalf("Probes(all kinds) = %v, want the 10 probes", ps)
+	if len(ps) != 21 {
+		t.Fatalf("Probes(all kinds) = %v, want the 21 probes", ps)
 	}
 	if err := workload.RunProbes(context.Background(), e, ps, 1); err != nil {
 		t.Fatal(err)
 	}
-	r := checker.Check(e.History.Events())
+	events := e.History.Events()
+	r := checker.Check(events)
 	if !r.Holds() {
 		t.Errorf("%d overlaps, violations %v", len(r.Overlaps), r.Violations)
+	}
+	if vs := checker.OutOfOrder(events); len(vs) > 0 {
+		t.Errorf("fair waiters served out of order: %v", vs)
+	}
+	// fair-order queued three waiters, each seen registered, and crashed
+	// the first; renew-held renewed a lock and a Do on each of its two
+	// keys twice: the first pair on healthy masters, which must not be
+	// lost, the second with its links cut, which must be.
+	n := map[checker.Kind]int{}
+	lost := map[int64]bool{}
+	var renewed []checker.Event
+	for _, ev := range events {
+		n[ev.Kind]++
+		switch {
+		case ev.Kind == checker.Lost:
+			lost[ev.Lock] = true
+		case ev.Kind == checker.Granted && ev.Renewed:
+			renewed = append(renewed, ev)
+		}
+	}
+	if n[checker.Registered] < 3 || n[checker.Crashed] != 1 {
+		t.Errorf("%d registered, %d crashed: want at least 3, and 1", n[checker.Registered], n[checker.Crashed])
+	}
+	seen := map[string]int{}
+	for _, g := range renewed {
+		cut := seen[g.Key] > 0
+		seen[g.Key]++
+		if lost[g.Lock] != cut {
+			t.Errorf("renewed hold %d of %s (links cut: %t): lost %t", g.Lock, g.Key, cut, lost[g.Lock])
+		}
+	}
+	if len(renewed) != 4 || len(seen) != 2 {
+		t.Errorf("%d renewed holds of %d keys, want 4 of 2", len(renewed), len(seen))
 	}
 	dropped := 0
 	for c := range 2 {
@@ -46,7 +80,7 @@ func TestProbesHoldOnTheLibrary(t *testing.T) {
 			t.Errorf("MULTI on a shared connection: %s", a.Note)
 		}
 	}
-	if kinds[fault.Multi] != 3 || kinds[fault.Slow] != 6 {
-		t.Errorf("faults applied %v, want 3 multi and 6 slow (2 short-extend, 3 late-extend, 1 late-noscript)", kinds)
+	if kinds[fault.Multi] != 3 || kinds[fault.Slow] != 17 || kinds[fault.Cut] != 7 {
+		t.Errorf("faults applied %v, want 3 multi, 17 slow (2 short-extend, 3 late-extend, 1 late-noscript, 3 late-read-extend, 5 give-up, 3 fair-order) and 7 cut (1 semaphore-full, 6 renew-held)", kinds)
 	}
 }

@@ -120,9 +120,13 @@ func TestEveryKindHoldsOnHealthyNodes(t *testing.T) {
 		Hold: time.Millisecond, Seed: 7}); err != nil {
 		t.Fatal(err)
 	}
-	r := checker.Check(e.History.Events())
+	events := e.History.Events()
+	r := checker.Check(events)
 	if !r.Holds() || r.Orphans != 0 {
 		t.Errorf("%d overlaps, violations %v, %d orphans on healthy nodes", len(r.Overlaps), r.Violations, r.Orphans)
+	}
+	if vs := checker.OutOfOrder(events); len(vs) > 0 {
+		t.Errorf("fair waiters served out of order on healthy nodes: %v", vs)
 	}
 	granted := map[string]bool{}
 	for _, iv := range r.Intervals {

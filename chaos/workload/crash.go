@@ -1,0 +1,76 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// A crashed process sends nothing more, and cleans nothing up: a fair
+// waiter that crashes stops refreshing its registration and never
+// withdraws it, a holder never unlocks. The harness crashes a call by
+// giving it a Locker of its own whose nodes stop sending at once
+// (crashNode): what was sent before still lands; every later call fails
+// without reaching the master.
+
+// errCrashed is the error of every call a crashed node refuses to send.
+var errCrashed = errors.New("workload: the process crashed")
+
+// crashNode is a Node that sends nothing once crashed is set.
+type crashNode struct {
+	redlock.Node
+	crashed *atomic.Bool
+}
+
+func (n crashNode) Do(ctx context.Context, cmd string, args ...any) (any, error) {
+	if n.crashed.Load() {
+		return nil, errCrashed
+	}
+	return n.Node.Do(ctx, cmd, args...)
+}
+
+func (n crashNode) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
+	if n.crashed.Load() {
+		return nil, errCrashed
+	}
+	return n.Node.Eval(ctx, hash, src, keys, args...)
+}
+
+// crashSubscriber is a crashNode over a node that wakes on release, which
+// it forwards while the process lives.
+type crashSubscriber struct {
+	crashNode
+	sub redlock.Subscriber
+}
+
+func (n crashSubscriber) Subscribe(ctx context.Context, channel string, ch chan<- struct{}) (func(), error) {
+	if n.crashed.Load() {
+		return nil, errCrashed
+	}
+	return n.sub.Subscribe(ctx, channel, ch)
+}
+
+// crashable returns a Locker configured as c's own (without fencing, with
+// an observer of its own, obs) over c's nodes, and the function that
+// crashes it: from then on nothing it sends reaches a master.
+func (c *Client) crashable() (l *redlock.Locker, obs *observer, crash func(), err error) {
+	crashed := new(atomic.Bool)
+	nodes := make([]redlock.Node, len(c.nodes))
+	for j, n := range c.nodes {
+		cn := crashNode{Node: n, crashed: crashed}
+		if s, ok := n.(redlock.Subscriber); ok {
+			nodes[j] = crashSubscriber{crashNode: cn, sub: s}
+		} else {
+			nodes[j] = cn
+		}
+	}
+	obs = newObserver(c, nil, nodes)
+	cfg := c.cfg
+	cfg.Fencing, cfg.AutoRenew, cfg.Observer = false, false, obs
+	if l, err = redlock.New(nodes, cfg); err != nil {
+		return nil, nil, nil, err
+	}
+	return l, obs, func() { crashed.Store(true) }, nil
+}
