@@ -35,17 +35,19 @@ type keeper struct {
 	pid     int  // COMMAND's process id, once started
 	renewal bool // a renewal since the last write
 
-	kick  chan struct{}
-	quit  chan struct{}
-	done  chan struct{}
-	reach int // how many masters held the lock at the last count
+	kick   chan struct{}
+	ctx    context.Context // ends with stop
+	cancel context.CancelFunc
+	done   chan struct{}
+	reach  int // how many masters held the lock at the last count
 }
 
 // startKeeper writes the record of the lock k held with token, and keeps
 // it until stop; fields are its field, value pairs but the token's.
 func startKeeper(e env, ms masters, quorum int, timeout time.Duration, k lockKeys, token string, fields []any) *keeper {
 	kp := &keeper{e: e, ms: ms, quorum: quorum, timeout: timeout, k: k, token: token, fields: fields,
-		kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}), reach: len(ms)}
+		kick: make(chan struct{}, 1), done: make(chan struct{}), reach: len(ms)}
+	kp.ctx, kp.cancel = context.WithCancel(context.Background())
 	go kp.loop()
 	kp.poke()
 	return kp
@@ -71,10 +73,11 @@ func (kp *keeper) poke() {
 	notify(kp.kick) // or a write is due already
 }
 
-// stop ends the keeper, once its write in progress (if any) returned.
-// Call it before the lock's release, which deletes the record.
+// stop ends the keeper, and its write in progress (if any): a record that
+// it still writes is written only where the lock is still held, and the
+// release deletes it with the lock. Call it before the release.
 func (kp *keeper) stop() {
-	close(kp.quit)
+	kp.cancel()
 	<-kp.done
 }
 
@@ -82,7 +85,7 @@ func (kp *keeper) loop() {
 	defer close(kp.done)
 	for {
 		select {
-		case <-kp.quit:
+		case <-kp.ctx.Done():
 			return
 		case <-kp.kick:
 		}
@@ -91,7 +94,7 @@ func (kp *keeper) loop() {
 		kp.renewal = false
 		kp.mu.Unlock()
 		held, missing := kp.write(pid)
-		if renewal {
+		if renewal && kp.ctx.Err() == nil {
 			kp.report(held, missing)
 		}
 	}
@@ -109,7 +112,7 @@ func (kp *keeper) write(pid int) (held int, missing []string) {
 		args = append(args, fieldCommandPID, strconv.Itoa(pid))
 	}
 	why := make([]string, len(kp.ms))
-	kp.ms.each(context.Background(), kp.timeout, func(ctx context.Context, i int, n *pool.Node) {
+	kp.ms.each(kp.ctx, kp.timeout, func(ctx context.Context, i int, n *pool.Node) {
 		reply, err := eval(ctx, n, holderSrc, keys, args...)
 		switch {
 		case err != nil:

@@ -19,9 +19,9 @@ type lockKeys struct {
 	key  string // as the user named it
 	name string // its name on the masters: the prefix and key
 	// derivable: the derived keys share the key's hash slot (see
-	// layout.Derivable). When not, the library keeps no derived keys for
-	// it (it refuses such a key for every kind but a plain lock), and
-	// redlock looks at the key itself only.
+	// layout.Derivable). When not, the library refuses the key (its
+	// tombstones could not share its slot), and redlock looks at the key
+	// itself only.
 	derivable                               bool
 	writer, readers, waiting, fence, holder string
 	fair                                    layout.Fair

@@ -35,15 +35,11 @@ local function decimal(v)
   return type(v) == 'string' and #v >= 1 and #v <= 20 and string.find(v, '^%d+$') ~= nil
 end
 
-local function tokenString(key)
-  if redis.call('STRLEN', key) > TOKEN_MAX or not tokenlike(redis.call('GET', key)) then
-    return 'a string that is not a lock token'
-  end
-end
-
-local function counter(key)
-  if redis.call('STRLEN', key) > 20 or not decimal(redis.call('GET', key)) then
-    return 'a string that is not a counter'
+-- stringOf checks a string of at most maxlen bytes that ok accepts
+-- (reading no longer one), else says it is no what.
+local function stringOf(key, maxlen, ok, what)
+  if redis.call('STRLEN', key) > maxlen or not ok(redis.call('GET', key)) then
+    return 'a string that is not ' .. what
   end
 end
 
@@ -111,7 +107,7 @@ local function shape(role, key)
   elseif t == 'zset' then
     return tokenZset(key)
   elseif role == 'ticket' or role == 'fence' then
-    return counter(key)
+    return stringOf(key, 20, decimal, 'a counter')
   end
-  return tokenString(key)
+  return stringOf(key, TOKEN_MAX, tokenlike, 'a lock token')
 end
