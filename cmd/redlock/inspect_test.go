@@ -101,10 +101,20 @@ func TestInspect(t *testing.T) {
 	if !rep.Held || len(rep.Holders) != 1 || rep.Holders[0].Kind != "lock" || rep.Holders[0].Token != plain.Token() || !rep.Holders[0].Quorum || len(rep.Holders[0].Masters) != 3 {
 		t.Fatalf("plain lock: %+v", rep)
 	}
+	fenced := 0 // masters whose counter the grant raised to the lock's token
 	for _, m := range rep.Masters {
-		if m.Type != "string" || m.Lock == nil || m.Lock.Token != plain.Token() || m.Lock.TTLMs <= 0 || m.Lock.TTLMs > 10000 || m.Fence == nil || *m.Fence < plain.Fence() {
+		if m.Type != "string" || m.Lock == nil || m.Lock.Token != plain.Token() || m.Lock.TTLMs <= 0 || m.Lock.TTLMs > 10000 || m.Fence == nil {
 			t.Fatalf("plain lock on %s: %+v", m.Addr, m)
 		}
+		if *m.Fence >= plain.Fence() {
+			fenced++
+		}
+	}
+	// The token is the highest counter of the quorum that decided, written
+	// back to that quorum; a master that answered later may keep a lower
+	// counter (each seeds its own from its clock).
+	if fenced < rep.Quorum {
+		t.Fatalf("fencing counters: %d masters at or above the token %d, want a quorum", fenced, plain.Fence())
 	}
 	if r := redlockRun(t, c.nodes, "inspect", "plain"); !strings.Contains(r.stdout, "lock "+plain.Token()+" on 3 of 3 masters (quorum)") {
 		t.Errorf("text output:\n%s", r.stdout)

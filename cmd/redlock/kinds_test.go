@@ -120,6 +120,9 @@ func TestInspectShowsTheFairQueue(t *testing.T) {
 			return len(rep.Waiters) == n && !slices.ContainsFunc(rep.Waiters, func(w waiterJSON) bool { return !w.Quorum })
 		}
 	}
+	// The holder's own registration stays until it expires (it no longer
+	// refreshes it): only then is the first registration the first waiter's.
+	await(t, "the holder's registration to expire", queued(0))
 	wait()
 	await(t, "the first waiter's registration", queued(1))
 	first := inspect(t, c, "fair").Waiters[0].ID
