@@ -284,6 +284,9 @@
 // false and is ignored); keys, with several KEYs, are those its token holds
 // on a quorum. waiters is a fair lock's queue in order (ticket, then id),
 // with each waiter's highest ticket and longest remaining registration.
+// The holder of a fair lock keeps its own registration until it unlocks or
+// stops refreshing it (it expires within 6 node timeouts, 300ms at least),
+// so just after a grant the first waiter may be the holder itself.
 // prefix and permits_not_scanned are absent when empty.
 //
 // unlock:
