@@ -109,3 +109,32 @@ func parseDuration(s string) (time.Duration, error) {
 	}
 	return v, nil
 }
+
+// keyFlags are the flags of the subcommands that name keys (run, inspect,
+// unlock).
+type keyFlags struct {
+	prefix string
+}
+
+const prefixUsage = `  --prefix PREFIX         put PREFIX in front of every key on the masters, as
+                          redlock.Config.KeyPrefix does (default:
+                          $REDLOCK_PREFIX); every client of a lock must agree
+`
+
+// addKeyFlags adds --prefix to fs.
+func addKeyFlags(fs *flag.FlagSet) *keyFlags {
+	k := &keyFlags{}
+	fs.StringVar(&k.prefix, "prefix", "", "")
+	return k
+}
+
+// resolve returns the prefix: --prefix when given (even empty), else
+// REDLOCK_PREFIX.
+func (k *keyFlags) resolve(fs *flag.FlagSet, e env) string {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "prefix" })
+	if set {
+		return k.prefix
+	}
+	return e.getenv("REDLOCK_PREFIX")
+}

@@ -10,7 +10,7 @@
 //
 //	redlock run [flags] KEY -- COMMAND [ARG...]
 //	redlock doctor [flags]
-//	redlock inspect [flags] KEY
+//	redlock inspect [flags] KEY [KEY...]
 //	redlock unlock [flags] KEY (--token TOKEN | --force)
 //
 // Masters come from --nodes or, when it is absent, the environment
@@ -19,6 +19,13 @@
 // same with rediss:// for TLS. Every subcommand takes --nodes,
 // --node-timeout, --json and -h (usage with an example); flags may come
 // before or after KEY.
+//
+// run, inspect and unlock take --prefix PREFIX (default: the environment
+// variable REDLOCK_PREFIX; --prefix= sets none): PREFIX goes in front of
+// every key on the masters, as redlock.Config.KeyPrefix does, so that lock
+// keys cannot collide with an application's data ("locks:" makes the lock
+// "report" the key "locks:report"). Every client of a lock must use the
+// same prefix.
 //
 // A cron job that runs on several hosts but must run once at a time, and
 // is skipped (status 0, no mail) while another run holds the lock:
@@ -37,6 +44,25 @@
 // COMMAND's job has ended, whatever COMMAND's status. SIGINT, SIGTERM,
 // SIGHUP and SIGQUIT are forwarded to COMMAND's process group; while
 // waiting for the lock they end the wait and COMMAND never runs.
+//
+// While it holds the lock, run keeps a holder record beside it, the hash
+// "{KEY}:holder" (redlock/layout.Holder): the lock's token, the host, run's
+// pid, COMMAND's name and pid, when the lock was acquired and --note TEXT.
+// It is written only on the masters that hold the lock with run's token,
+// expires with the lock key there, is rewritten after every renewal and is
+// deleted with the lock; inspect prints it beside the holder whose token
+// it carries.
+//
+// After every renewal run counts the masters that hold the lock (the
+// library's renewal returns at a quorum, so it cannot tell). When fewer
+// than all do, the lock rests on a bare quorum, or close to it, and run
+// warns on stderr, once per change of that number:
+//
+//	redlock: warning: the renewal of "report" reached only 2 of 3 masters (quorum 2; one more failed master loses it): r3:6379: does not hold the lock
+//
+// and once all masters hold it again:
+//
+//	redlock: the renewals of "report" reach all 3 masters again
 //
 // # The job never outlives the lock
 //
@@ -101,8 +127,10 @@
 //	          126, 127: COMMAND could not be run / was not found
 //	          128+N: signal N arrived while waiting for the lock
 //	doctor:   0 every master answers and meets every condition; 1 one does not
-//	inspect:  0
-//	unlock:   0 something was removed on at least one master; 1 nothing was
+//	inspect:  0 (also when nothing holds KEY, or KEY is not a lock)
+//	unlock:   0 something was removed on at least one master; 1 nothing was;
+//	          65 a key was left alone because it is not a lock (whatever
+//	          else was removed)
 //	all:      64 bad usage, a bad flag, a missing or malformed node list
 //	          69 fewer than a quorum of the masters answer
 //	          70 an unexpected internal failure
@@ -124,20 +152,71 @@
 // reported as "unknown", from INFO where INFO tells it; unknowns do not
 // fail the check.
 //
+// It names each master's server (INFO server: Redis, or Valkey by its
+// server_name, with its own version), whether it has WAITAOF (COMMAND
+// INFO; by the version when COMMAND is refused: Redis 7.2 and later, every
+// Valkey), and the guarantee it gives the locks it grants:
+//
+//   - "durable by configuration": AOF with appendfsync always; every grant
+//     is on disk before it is acknowledged.
+//   - "durable by WAITAOF": AOF on with a laxer fsync, and WAITAOF: a grant
+//     is durable once WAITAOF confirms it, which the library's durable
+//     grants wait for.
+//   - "restart guard only": no durable persistence (AOF off, or a lax fsync
+//     without WAITAOF): after a restart the master forgot what it granted,
+//     and is safe only while it grants nothing until those locks expired
+//     (the client's restart guard, or a restart delayed by the longest
+//     TTL).
+//   - "none": it may lose a held lock anyway: an eviction policy other
+//     than noeviction, a replica, or a master with replicas that a failover
+//     would promote.
+//   - "unknown": it does not answer, or a setting that decides could not be
+//     read.
+//
+// Last, it says how many failed masters the set tolerates and still grants
+// locks (N - quorum) and how many more may fail now (answering - quorum).
+//
 // # inspect and unlock
 //
-// inspect reads, on every master, KEY (a plain or fenced lock's token, or a
-// reentrant lock's hash of owner -> hold count), {KEY}:w, {KEY}:r and
-// {KEY}:wq (a read-write lock's writer, readers by expiry and waiting
-// writer) and {KEY}:fence (the fencing counter), with remaining TTLs, and
-// says which holders a quorum agrees on. (A KEY with a hash tag of its own,
-// such as "{orders}:x", is the prefix as it is: "{orders}:x:w".)
+// inspect reads, on every master and in one atomic script, every key the
+// lock kinds keep for KEY (redlock/layout names them): KEY itself (a plain,
+// fenced, fair or multi-key lock's token, or a reentrant lock's hash: its
+// owner and one field per hold), {KEY}:w, {KEY}:r and {KEY}:wq (a
+// read-write lock's writer, readers by expiry and waiting writer),
+// {KEY}:fair:* (a fair lock's waiters, in the order the master serves them,
+// with what is left of their registrations), {KEY}:permit:<i> (a
+// semaphore's held permits), {KEY}:fence (the fencing counter) and
+// {KEY}:holder (run's holder record), with remaining TTLs, and says which
+// holders a quorum agrees on. (A KEY with a hash tag of its own, such as
+// "{orders}:x", is the prefix as it is: "{orders}:x:w".) A semaphore's
+// permits are those --permits K names (0 to K-1) or, without it, those a
+// SCAN finds (MATCH "{KEY}:permit:*", COUNT 1000); a master with more than
+// 100000 keys is not SCANned, and inspect says so. Several KEYs give one
+// report each, and a token that holds several of them on a quorum (the
+// keys of one multi-key lock) is said to.
+//
+// A key is lock state only if it has the shape a lock kind writes there: a
+// TTL (every key a lock writes has one; a fencing counter of an older
+// version may not), and a string holding a token (16 to 128 characters of
+// letters, digits and + / = _ . : -; the library's are 26 of base32), a
+// reentrant hash (the field owner and fields h:<hold id> = 1, nothing
+// else), a sorted set of tokens with integer scores, or a counter, as the
+// key's place calls for. Anything else under those names (an application's
+// JSON document under KEY, a user hash, a list, a set, a stream) is "not a
+// lock": inspect names it and what it is, and counts no holder there. The
+// same check (cmd/redlock/shape.lua) runs inside unlock's scripts, so it
+// holds at the moment of the deletion.
 //
 // unlock --token TOKEN removes TOKEN's hold on every master with a
-// compare-and-delete: a plain or fenced lock, a reentrant owner (all its
-// holds), a writer or a reader. unlock --force deletes KEY, {KEY}:w,
-// {KEY}:r and {KEY}:wq whoever holds them, never {KEY}:fence, so fencing
-// tokens keep growing. Both announce the release to waiting clients.
+// compare-and-delete: a plain, fenced, fair or multi-key lock's KEY, a
+// reentrant owner (all its holds), a writer, a reader or a semaphore
+// permit. unlock --force deletes KEY, {KEY}:w, {KEY}:r, {KEY}:wq and the
+// semaphore permits whoever holds them, never {KEY}:fence, so fencing
+// tokens keep growing, nor a fair lock's queue, whose registrations expire
+// on their own. Both delete the holder record with the lock, leave alone
+// what is not a lock (and exit 65), and announce the release to waiting
+// clients. Scripts go as EVAL (their full text), so the command computes
+// no SHA-1 and runs under GODEBUG=fips140=only.
 //
 // # JSON
 //
@@ -154,38 +233,71 @@
 //
 // doctor:
 //
-//	{"quorum": 2, "answering": 3, "drift_allowance_ms": 302, "ok": false,
+//	{"quorum": 2, "answering": 3, "tolerates": 1, "more_may_fail": 1,
+//	 "guarantees": {"durable by configuration": 3},
+//	 "drift_allowance_ms": 302, "ok": false,
 //	 "masters": [{"addr": "r1:6379", "answers": true, "error": "…",
-//	   "round_trip_ms": 0.3, "version": "7.2.4", "role": "master",
+//	   "round_trip_ms": 0.3, "server": "redis|valkey", "version": "7.2.4",
+//	   "waitaof": "yes|no|unknown", "role": "master",
 //	   "connected_replicas": 0, "appendonly": "yes", "appendfsync": "always",
 //	   "maxmemory_policy": "noeviction", "clock_skew_ms": -0.1,
 //	   "problems": [{"check": "persistence", "detail": "…"}],
-//	   "unknown": [{"check": "…", "detail": "…"}]}]}
+//	   "unknown": [{"check": "…", "detail": "…"}],
+//	   "guarantee": "durable by configuration", "guarantee_detail": "…"}]}
 //
 // Unreadable settings are "unknown", and connected_replicas is -1.
+// guarantees counts the masters per guarantee; more_may_fail is negative
+// when fewer than a quorum answer.
 //
-// inspect:
+// inspect (one object for one KEY; an array of them for several):
 //
-//	{"key": "report", "quorum": 2, "held": true,
+//	{"key": "report", "prefix": "locks:", "quorum": 2, "held": true,
+//	 "not_lock": false,
 //	 "masters": [{"addr": "r1:6379", "error": "…", "type": "string",
 //	   "lock": {"token": "…", "ttl_ms": 29000},
 //	   "reentrant": {"owners": {"job-7": 2}, "ttl_ms": 29000},
 //	   "writer": {"token": "…", "ttl_ms": 29000},
 //	   "readers": [{"token": "…", "ttl_ms": 29000}],
 //	   "waiting_writer": {"token": "<writer id>", "ttl_ms": 29000},
-//	   "fence": 7}],
-//	 "holders": [{"kind": "lock|reentrant|writer|reader", "token": "…",
-//	   "masters": ["r1:6379", "r2:6379"], "quorum": true}]}
+//	   "fence": 7,
+//	   "permits": [{"permit": 2, "token": "…", "ttl_ms": 29000}],
+//	   "fair_queue": [{"id": "<waiter id>", "ticket": 4, "ttl_ms": 280}],
+//	   "permits_not_scanned": "…",
+//	   "holder": {"token": "…", "host": "web-3", "pid": 4242,
+//	     "command": "report.sh", "command_pid": 4250,
+//	     "started": "2026-01-02T03:04:05Z", "note": "…", "ttl_ms": 29000,
+//	     "matches": true},
+//	   "not_lock": [{"key": "report", "reason": "a string without a TTL (…)"}]}],
+//	 "holders": [{"kind": "lock|reentrant|writer|reader|permit",
+//	   "token": "…", "permit": 2, "masters": ["r1:6379", "r2:6379"],
+//	   "quorum": true, "record": {…as holder…}, "keys": ["a", "b"]}],
+//	 "waiters": [{"id": "…", "ticket": 4, "ttl_ms": 280,
+//	   "masters": ["r1:6379"], "quorum": false}]}
 //
-// lock, reentrant, writer and waiting_writer are absent when there is none,
-// fence is null without a counter, and ttl_ms is -1 for a key without
-// expiry. held is true when a holder other than a reader is on a quorum.
+// lock, reentrant, writer, waiting_writer and holder are absent when there
+// is none, fence is null without a counter, and ttl_ms is -1 for a key
+// without expiry. held is true when a holder other than a reader is on a
+// quorum; not_lock when some master has a key under the lock's names that
+// is not lock state (listed in its not_lock). A holder's permit is set for
+// kind "permit"; its record is run's holder record with its token (absent
+// without one; a master's holder whose token is not its lock's has matches
+// false and is ignored); keys, with several KEYs, are those its token holds
+// on a quorum. waiters is a fair lock's queue in order (ticket, then id),
+// with each waiter's highest ticket and longest remaining registration.
+// The holder of a fair lock keeps its own registration until it unlocks or
+// stops refreshing it (it expires within 6 node timeouts, 300ms at least),
+// so just after a grant the first waiter may be the holder itself.
+// prefix and permits_not_scanned are absent when empty.
 //
 // unlock:
 //
-//	{"key": "report", "force": false, "removed_on": 3, "quorum": 2,
-//	 "masters": [{"addr": "r1:6379", "removed": ["lock"], "error": "…"}]}
+//	{"key": "report", "prefix": "locks:", "force": false, "removed_on": 3,
+//	 "quorum": 2, "refused": false,
+//	 "masters": [{"addr": "r1:6379", "removed": ["lock"],
+//	   "refused": [{"key": "…", "reason": "…"}],
+//	   "permits_not_scanned": "…", "error": "…"}]}
 //
 // removed lists, with --token, the kinds of hold removed ("lock",
-// "reentrant", "writer", "reader") and, with --force, the keys deleted.
+// "reentrant", "writer", "reader", "permit") and, with --force, the keys
+// deleted; refused the keys left alone because they are not lock state.
 package main

@@ -25,6 +25,19 @@ say in plain words which one each master breaks:
   - a server clock within the drift allowance (ttl*drift-factor + 2ms) of
     the local clock.
 A setting that cannot be read (CONFIG renamed or refused) is "unknown".
+It names each master's server (Redis or Valkey, and its version) and the
+guarantee it gives the locks it grants:
+  durable by configuration  AOF with appendfsync always
+  durable by WAITAOF        AOF on, and the server has WAITAOF (Redis 7.2+,
+                            Valkey): grants are durable once WAITAOF
+                            confirms them (the library's durable grants)
+  restart guard only        no durable persistence: after a restart it must
+                            grant nothing until the locks it forgot expired
+                            (the client's restart guard, or a delayed restart)
+  none                      it may lose a held lock anyway: eviction, a
+                            replica, or replicas a failover would promote
+and how many failed masters the set tolerates (N - quorum) and how many
+more may fail now.
 
 Flags:
   --ttl DURATION          the TTL whose drift allowance the skew is held
@@ -41,8 +54,16 @@ Example:
 
 // doctorReport is what "doctor --json" prints.
 type doctorReport struct {
-	Quorum           int            `json:"quorum"`
-	Answering        int            `json:"answering"`
+	Quorum    int `json:"quorum"`
+	Answering int `json:"answering"`
+	// Tolerates is how many failed masters the set tolerates and still
+	// grants locks: N - quorum. MoreMayFail is how many more may fail
+	// now: answering - quorum (negative when fewer than a quorum answer).
+	Tolerates   int `json:"tolerates"`
+	MoreMayFail int `json:"more_may_fail"`
+	// Guarantees counts the masters giving each guarantee (see the
+	// masters' guarantee).
+	Guarantees       map[string]int `json:"guarantees"`
 	DriftAllowanceMs float64        `json:"drift_allowance_ms"`
 	OK               bool           `json:"ok"`
 	Masters          []masterHealth `json:"masters"`
@@ -54,7 +75,9 @@ type masterHealth struct {
 	Answers         bool    `json:"answers"`
 	Error           string  `json:"error,omitempty"`
 	RoundTripMs     float64 `json:"round_trip_ms"`
-	Version         string  `json:"version"`
+	Server          string  `json:"server"`             // "redis", "valkey" or "unknown"
+	Version         string  `json:"version"`            // the server's own (valkey_version for Valkey)
+	WaitAOF         string  `json:"waitaof"`            // the server has WAITAOF: "yes", "no", "unknown"
 	Role            string  `json:"role"`               // "master", "slave" or "unknown"
 	Replicas        int     `json:"connected_replicas"` // -1: unknown
 	AppendOnly      string  `json:"appendonly"`
@@ -66,6 +89,11 @@ type masterHealth struct {
 	Problems []finding `json:"problems"`
 	// Unknown are the checks that could not be made.
 	Unknown []finding `json:"unknown"`
+	// Guarantee is what the master guarantees the locks it grants:
+	// "durable by configuration", "durable by WAITAOF", "restart guard
+	// only", "none" or "unknown"; GuaranteeDetail says why.
+	Guarantee       string `json:"guarantee"`
+	GuaranteeDetail string `json:"guarantee_detail"`
 }
 
 type finding struct {
@@ -100,15 +128,20 @@ func cmdDoctor(args []string, e env) int {
 	allowance := clock.Drift(time.Duration(ttl), driftFactor)
 	rep := doctorReport{Quorum: ms.quorum(), DriftAllowanceMs: ms2(allowance), Masters: make([]masterHealth, len(ms))}
 	ms.each(context.Background(), time.Duration(c.nodeTimeout), func(ctx context.Context, i int, n *pool.Node) {
-		rep.Masters[i] = examine(ctx, n, allowance)
+		m := examine(ctx, n, allowance)
+		m.Guarantee, m.GuaranteeDetail = guarantee(m)
+		rep.Masters[i] = m
 	})
 	rep.OK = true
+	rep.Guarantees = map[string]int{}
 	for _, m := range rep.Masters {
 		if m.Answers {
 			rep.Answering++
 		}
 		rep.OK = rep.OK && len(m.Problems) == 0
+		rep.Guarantees[m.Guarantee]++
 	}
+	rep.Tolerates, rep.MoreMayFail = len(ms)-rep.Quorum, rep.Answering-rep.Quorum
 	if c.json {
 		writeJSON(e.stdout, rep)
 	} else {
@@ -127,7 +160,7 @@ func ms2(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // examine asks one master everything doctor checks.
 func examine(ctx context.Context, n *pool.Node, allowance time.Duration) masterHealth {
-	m := masterHealth{Addr: n.Addr(), Version: unknown, Role: unknown, Replicas: -1,
+	m := masterHealth{Addr: n.Addr(), Server: unknown, Version: unknown, WaitAOF: unknown, Role: unknown, Replicas: -1,
 		AppendOnly: unknown, AppendFsync: unknown, MaxmemoryPolicy: unknown, Problems: []finding{}, Unknown: []finding{}}
 	problem := func(check, format string, args ...any) {
 		m.Problems = append(m.Problems, finding{check, fmt.Sprintf(format, args...)})
@@ -146,9 +179,8 @@ func examine(ctx context.Context, n *pool.Node, allowance time.Duration) masterH
 	} else {
 		m.Unknown = append(m.Unknown, finding{"info", fmt.Sprintf("INFO refused: %v", err)})
 	}
-	if v, ok := info["redis_version"]; ok {
-		m.Version = v
-	}
+	m.Server, m.Version = serverOf(info)
+	m.WaitAOF = waitAOF(ctx, n, m.Server, m.Version)
 	if v, ok := info["role"]; ok {
 		m.Role = v
 	}
@@ -269,18 +301,41 @@ func printDoctor(e env, rep doctorReport) {
 		if m.Replicas >= 0 {
 			replicas = strconv.Itoa(m.Replicas)
 		}
-		fmt.Fprintf(w, "%s: redis %s, round trip %.2fms, role %s, replicas %s, appendonly %s, appendfsync %s, maxmemory-policy %s, clock skew %+.1fms\n",
-			m.Addr, m.Version, m.RoundTripMs, m.Role, replicas, m.AppendOnly, m.AppendFsync, m.MaxmemoryPolicy, m.SkewMs)
+		fmt.Fprintf(w, "%s: %s %s, round trip %.2fms, role %s, replicas %s, appendonly %s, appendfsync %s, maxmemory-policy %s, clock skew %+.1fms\n",
+			m.Addr, m.Server, m.Version, m.RoundTripMs, m.Role, replicas, m.AppendOnly, m.AppendFsync, m.MaxmemoryPolicy, m.SkewMs)
 		for _, p := range m.Problems {
 			fmt.Fprintf(w, "  UNSAFE (%s): %s\n", p.Check, p.Detail)
 		}
 		for _, u := range m.Unknown {
 			fmt.Fprintf(w, "  unknown (%s): %s\n", u.Check, u.Detail)
 		}
+		fmt.Fprintf(w, "  guarantee: %s: %s\n", m.Guarantee, m.GuaranteeDetail)
 	}
+	fmt.Fprintf(w, "the set tolerates %d failed master(s) of %d (quorum %d); %d answer, so %s\n",
+		rep.Tolerates, len(rep.Masters), rep.Quorum, rep.Answering, moreMayFail(rep.MoreMayFail))
+	var gs []string
+	for _, g := range []string{guaranteeConfig, guaranteeWaitAOF, guaranteeGuard, guaranteeNone, unknown} {
+		if c := rep.Guarantees[g]; c > 0 {
+			gs = append(gs, fmt.Sprintf("%d %s", c, g))
+		}
+	}
+	fmt.Fprintf(w, "guarantees: %s\n", strings.Join(gs, ", "))
 	if rep.OK {
 		fmt.Fprintf(w, "ok: every master meets Redlock's safety conditions (quorum %d of %d)\n", rep.Quorum, len(rep.Masters))
 	} else {
 		fmt.Fprintf(w, "NOT SAFE: see above (quorum %d of %d, %d answering)\n", rep.Quorum, len(rep.Masters), rep.Answering)
 	}
+}
+
+// moreMayFail says how many more masters may fail.
+func moreMayFail(d int) string {
+	switch {
+	case d < 0:
+		return "fewer than a quorum answer: no lock can be granted"
+	case d == 0:
+		return "no further master may fail"
+	case d == 1:
+		return "1 more may fail"
+	}
+	return fmt.Sprintf("%d more may fail", d)
 }

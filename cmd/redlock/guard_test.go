@@ -136,7 +136,7 @@ func TestRunKilledRedlockLeavesNoJobBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	first := command(context.Background(), c.nodes, "run", "--ttl", "2s", "--kill-after", "1m", "job", "--", "sh", "-c", script)
+	first := command(context.Background(), c.nodes, nil, "run", "--ttl", "2s", "--kill-after", "1m", "job", "--", "sh", "-c", script)
 	first.Stdout, first.Stderr = out, out
 	if err := first.Start(); err != nil {
 		t.Fatal(err)

@@ -6,86 +6,96 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/quorumlock/quorumlock/pool"
-	"github.com/quorumlock/quorumlock/redlock/layout"
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
-const inspectUsage = `usage: redlock inspect [flags] KEY
+const inspectUsage = `usage: redlock inspect [flags] KEY [KEY...]
 
-Show, on every master, what holds KEY: a plain (or fenced) lock's token, a
-reentrant lock's owners and hold counts, a read-write lock's writer, live
-readers and waiting writer, each with its remaining TTL, and the fencing
-counter; then which holders a quorum of the masters agrees on.
+Show, on every master, what holds KEY: a plain, fenced, fair or multi-key
+lock's token, a reentrant lock's owner and hold count, a read-write lock's
+writer, live readers and waiting writer, a semaphore's held permits, a fair
+lock's waiters in order, each with its remaining TTL, the fencing counter,
+and who holds the lock (the record that "redlock run" keeps: host, pid,
+since when, its note); then which holders a quorum of the masters agrees
+on. Keys that hold something no lock writes (no TTL, another shape: an
+application's data under the same name) are named as not a lock, and
+counted as no holder. Several KEYs: one report each, and a token that holds
+several of them (a multi-key lock) is said to.
 
 Flags:
-` + commonUsage + `
-Exit status: 0 (also when nothing holds KEY); 64 for bad usage or a bad node
-list; 69 when fewer than a quorum of masters answer.
+  --permits K             a semaphore's number of permits: look at permits 0
+                          to K-1 (default: SCAN each master for KEY's permits)
+` + prefixUsage + commonUsage + `
+Exit status: 0 (also when nothing holds KEY, or KEY is not a lock); 64 for
+bad usage or a bad node list; 69 when fewer than a quorum of masters answer.
 
 Example:
   redlock inspect --nodes redis-a:6379,redis-b:6379,redis-c:6379 nightly-export
 `
 
-// inspectReport is what "inspect --json" prints.
+// inspectReport is what "inspect --json" prints for one KEY (an array of
+// them for several).
 type inspectReport struct {
 	Key     string       `json:"key"`
+	Prefix  string       `json:"prefix,omitempty"`
 	Quorum  int          `json:"quorum"`
 	Masters []keyState   `json:"masters"`
 	Holders []holderView `json:"holders"` // every holder seen, with its masters
 	// Held: some holder (not counting readers) is on a quorum of masters.
 	Held bool `json:"held"`
-}
-
-// keyState is what one master keeps for the lock. TTLs are in milliseconds
-// (-1: no expiry).
-type keyState struct {
-	Addr  string `json:"addr"`
-	Error string `json:"error,omitempty"`
-	// Type is the Redis type of KEY itself: "none", "string" (a plain or
-	// fenced lock), "hash" (a reentrant lock) or another (not a lock).
-	Type          string         `json:"type"`
-	Lock          *hold          `json:"lock,omitempty"`
-	Reentrant     *reentrantHold `json:"reentrant,omitempty"`
-	Writer        *hold          `json:"writer,omitempty"`
-	Readers       []hold         `json:"readers"`
-	WaitingWriter *hold          `json:"waiting_writer,omitempty"` // Token is the writer's id
-	Fence         *int64         `json:"fence"`                    // null: no counter
-}
-
-type hold struct {
-	Token string `json:"token"`
-	TTLMs int64  `json:"ttl_ms"`
-}
-
-type reentrantHold struct {
-	Owners map[string]int64 `json:"owners"` // owner -> hold count
-	TTLMs  int64            `json:"ttl_ms"`
+	// NotLock: on some master, KEY or a key derived from it holds
+	// something no lock writes (see the masters' not_lock).
+	NotLock bool `json:"not_lock"`
+	// Waiters is a fair lock's queue across the masters, in order.
+	Waiters []waiterView `json:"waiters"`
 }
 
 // holderView is one holder across the masters. Kind is "lock",
-// "reentrant" (Token is the owner), "writer" or "reader".
+// "reentrant" (Token is the owner), "writer", "reader" or "permit".
 type holderView struct {
 	Kind    string   `json:"kind"`
 	Token   string   `json:"token"`
+	Permit  *int     `json:"permit,omitempty"` // kind "permit": which one
+	Masters []string `json:"masters"`
+	Quorum  bool     `json:"quorum"`
+	// Record is redlock run's holder record with this holder's token, from
+	// the first of its masters that has one.
+	Record *holderRecord `json:"record,omitempty"`
+	// Keys are the KEYs inspected together that this token holds as a lock
+	// (a multi-key lock), when more than one.
+	Keys []string `json:"keys,omitempty"`
+}
+
+// waiterView is one fair waiter across the masters; Ticket is its highest
+// ticket there and TTLMs its longest remaining registration.
+type waiterView struct {
+	ID      string   `json:"id"`
+	Ticket  int64    `json:"ticket"`
+	TTLMs   int64    `json:"ttl_ms"`
 	Masters []string `json:"masters"`
 	Quorum  bool     `json:"quorum"`
 }
 
 func cmdInspect(args []string, e env) int {
 	fs, c := newFlags("inspect", 2*time.Second)
-	pos, tail, err := parseArgs(fs, args, 1)
+	kf := addKeyFlags(fs)
+	permits := fs.Int("permits", 0, "")
+	pos, tail, err := parseArgs(fs, args, maxKeys)
 	if code, ok := handleParse(e, "inspect", inspectUsage, err); !ok {
 		return code
 	}
 	switch {
-	case len(pos) == 0 || pos[0] == "":
+	case len(pos) == 0:
 		return e.usageError("inspect", fmt.Errorf("no KEY"))
+	case slices.Contains(pos, ""):
+		return e.usageError("inspect", fmt.Errorf("empty KEY"))
 	case len(tail) > 0:
-		return e.usageError("inspect", fmt.Errorf("unexpected argument %q", tail[0]))
+		return e.usageError("inspect", fmt.Errorf("more than %d KEYs", maxKeys))
+	case *permits < 0 || *permits > redlock.MaxPermits:
+		return e.usageError("inspect", fmt.Errorf("--permits %d outside 0..%d", *permits, redlock.MaxPermits))
 	}
 	ctx := context.Background()
 	ms, code, ok := setup(ctx, "inspect", c, e)
@@ -93,122 +103,90 @@ func cmdInspect(args []string, e env) int {
 		return code
 	}
 	defer ms.Close()
-	key := pos[0]
-	rep := inspectReport{Key: key, Quorum: ms.quorum(), Masters: make([]keyState, len(ms))}
-	ms.each(ctx, time.Duration(c.nodeTimeout), func(ctx context.Context, i int, n *pool.Node) {
-		rep.Masters[i] = readState(ctx, n, keysOf(key))
-	})
-	rep.Holders = holders(rep.Masters, rep.Quorum)
-	for _, h := range rep.Holders {
-		rep.Held = rep.Held || (h.Quorum && h.Kind != "reader")
+	prefix := kf.resolve(fs, e)
+	reps := make([]inspectReport, len(pos))
+	for i, key := range pos {
+		reps[i] = inspectKey(ctx, ms, keysOf(prefix, key), *permits, time.Duration(c.nodeTimeout))
+		reps[i].Prefix = prefix
 	}
-	if c.json {
-		writeJSON(e.stdout, rep)
-	} else {
-		printInspect(e, rep)
+	markMulti(reps)
+	switch {
+	case c.json && len(reps) == 1:
+		writeJSON(e.stdout, reps[0])
+	case c.json:
+		writeJSON(e.stdout, reps)
+	default:
+		for i, rep := range reps {
+			if len(reps) > 1 {
+				if i > 0 {
+					fmt.Fprintln(e.stdout)
+				}
+				fmt.Fprintf(e.stdout, "== %s\n", rep.Key)
+			}
+			printInspect(e, rep)
+		}
+		printMulti(e, reps)
 	}
 	return exitOK
 }
 
-// readState reads one master's state of the lock named k.key.
-func readState(ctx context.Context, n *pool.Node, k lockKeys) keyState {
-	s := keyState{Addr: n.Addr(), Readers: []hold{}}
-	r := seq{ctx: ctx, n: n}
-	s.Type = r.str("TYPE", k.key)
-	switch s.Type {
-	case "string":
-		s.Lock = &hold{Token: r.str("GET", k.key), TTLMs: r.int("PTTL", k.key)}
-	case "hash":
-		s.Reentrant = &reentrantHold{Owners: reentrantOwners(r.do("HGETALL", k.key)), TTLMs: r.int("PTTL", k.key)}
-	}
-	if v := r.do("GET", k.writer); v != nil {
-		s.Writer = &hold{Token: string(asBytes(v)), TTLMs: r.int("PTTL", k.writer)}
-	}
-	if v := r.do("GET", k.waiting); v != nil {
-		s.WaitingWriter = &hold{Token: string(asBytes(v)), TTLMs: r.int("PTTL", k.waiting)}
-	}
-	if members, _ := r.do("ZRANGE", k.readers, 0, -1, "WITHSCORES").([]any); len(members) > 0 {
-		if now, err := serverMillis(r.do("TIME")); err == nil {
-			for i := 0; i+1 < len(members); i += 2 {
-				expiry, _ := strconv.ParseInt(string(asBytes(members[i+1])), 10, 64)
-				if expiry > now { // an expired reader holds nothing
-					s.Readers = append(s.Readers, hold{Token: string(asBytes(members[i])), TTLMs: expiry - now})
-				}
-			}
-		}
-	}
-	if v := r.do("GET", k.fence); v != nil {
-		f, err := strconv.ParseInt(string(asBytes(v)), 10, 64)
-		if err == nil {
-			s.Fence = &f
-		}
-	}
-	if r.err != nil {
-		return keyState{Addr: n.Addr(), Error: r.err.Error(), Readers: []hold{}}
-	}
-	return s
-}
+// maxKeys is the most KEYs one inspect takes.
+const maxKeys = 64
 
-// seq sends commands to one master until the first error, which it
-// keeps.
-type seq struct {
-	ctx context.Context
-	n   *pool.Node
-	err error
-}
+// scanBudget bounds the time that inspect and unlock spend on one master
+// (each call to it has the node timeout): a SCAN for permits makes one
+// call per 1000 keys of its keyspace.
+const scanBudget = time.Minute
 
-func (r *seq) do(cmd string, args ...any) any {
-	if r.err != nil {
-		return nil
+// inspectKey reads the lock k on every master and sums it up.
+func inspectKey(ctx context.Context, ms masters, k lockKeys, permits int, timeout time.Duration) inspectReport {
+	rep := inspectReport{Key: k.key, Quorum: ms.quorum(), Masters: make([]keyState, len(ms))}
+	ms.each(ctx, scanBudget, func(ctx context.Context, i int, n *pool.Node) {
+		rep.Masters[i] = readState(ctx, n, k, permits, timeout)
+	})
+	rep.Holders = holders(rep.Masters, rep.Quorum)
+	rep.Waiters = waiters(rep.Masters, rep.Quorum)
+	for _, h := range rep.Holders {
+		rep.Held = rep.Held || (h.Quorum && h.Kind != "reader")
 	}
-	v, err := r.n.Do(r.ctx, cmd, args...)
-	if err != nil {
-		r.err = fmt.Errorf("%s: %w", cmd, err)
+	for _, s := range rep.Masters {
+		rep.NotLock = rep.NotLock || len(s.NotLock) > 0
 	}
-	return v
-}
-
-func (r *seq) str(cmd string, args ...any) string { return string(asBytes(r.do(cmd, args...))) }
-
-func (r *seq) int(cmd string, args ...any) int64 {
-	v, _ := r.do(cmd, args...).(int64)
-	return v
-}
-
-// serverMillis reads a TIME reply as Unix milliseconds, as the read lock's
-// scripts do.
-func serverMillis(reply any) (int64, error) {
-	parts, ok := reply.([]any)
-	if !ok || len(parts) != 2 {
-		return 0, fmt.Errorf("unexpected TIME reply")
-	}
-	sec, err1 := strconv.ParseInt(string(asBytes(parts[0])), 10, 64)
-	usec, err2 := strconv.ParseInt(string(asBytes(parts[1])), 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("unexpected TIME reply")
-	}
-	return sec*1000 + usec/1000, nil
+	return rep
 }
 
 // holders groups the holders seen on the masters, in a stable order.
 func holders(states []keyState, quorum int) []holderView {
-	type id struct{ kind, token string }
+	type id struct {
+		kind, token string
+		permit      int
+	}
 	seen := map[id][]string{}
-	add := func(kind, token, addr string) { seen[id{kind, token}] = append(seen[id{kind, token}], addr) }
+	records := map[string]*holderRecord{}
+	add := func(kind, token string, permit int, addr string) {
+		k := id{kind, token, permit}
+		seen[k] = append(seen[k], addr)
+	}
 	for _, s := range states {
 		if s.Lock != nil {
-			add("lock", s.Lock.Token, s.Addr)
+			add("lock", s.Lock.Token, -1, s.Addr)
 		}
 		if s.Reentrant != nil {
 			for owner := range s.Reentrant.Owners {
-				add("reentrant", owner, s.Addr)
+				add("reentrant", owner, -1, s.Addr)
 			}
 		}
 		if s.Writer != nil {
-			add("writer", s.Writer.Token, s.Addr)
+			add("writer", s.Writer.Token, -1, s.Addr)
 		}
 		for _, r := range s.Readers {
-			add("reader", r.Token, s.Addr)
+			add("reader", r.Token, -1, s.Addr)
+		}
+		for _, p := range s.Permits {
+			add("permit", p.Token, p.Permit, s.Addr)
+		}
+		if r := s.Holder; r != nil && r.Matches && records[r.Token] == nil {
+			records[r.Token] = r
 		}
 	}
 	out := []holderView{}
@@ -216,94 +194,61 @@ func holders(states []keyState, quorum int) []holderView {
 		if c := len(seen[b]) - len(seen[a]); c != 0 {
 			return c
 		}
-		if a.kind != b.kind {
-			return cmp.Compare(a.kind, b.kind)
-		}
-		return cmp.Compare(a.token, b.token)
+		return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(a.permit, b.permit), cmp.Compare(a.token, b.token))
 	}) {
-		out = append(out, holderView{Kind: k.kind, Token: k.token, Masters: seen[k], Quorum: len(seen[k]) >= quorum})
+		h := holderView{Kind: k.kind, Token: k.token, Masters: seen[k], Quorum: len(seen[k]) >= quorum}
+		if k.kind == "permit" {
+			h.Permit = &k.permit
+		}
+		if k.kind == "lock" {
+			h.Record = records[k.token]
+		}
+		out = append(out, h)
 	}
 	return out
 }
 
-func printInspect(e env, rep inspectReport) {
-	w := e.stdout
-	for _, s := range rep.Masters {
-		if s.Error != "" {
-			fmt.Fprintf(w, "%s: ERROR: %s\n", s.Addr, s.Error)
-			continue
-		}
-		fmt.Fprintf(w, "%s:\n", s.Addr)
-		empty := true
-		if s.Lock != nil {
-			fmt.Fprintf(w, "  lock: token %s, ttl %s\n", s.Lock.Token, ttlString(s.Lock.TTLMs))
-			empty = false
-		}
-		if s.Reentrant != nil {
-			for _, o := range slices.Sorted(maps.Keys(s.Reentrant.Owners)) {
-				fmt.Fprintf(w, "  reentrant: owner %s, %d hold(s), ttl %s\n", o, s.Reentrant.Owners[o], ttlString(s.Reentrant.TTLMs))
+// waiters merges the masters' fair queues, in order of ticket, then id.
+func waiters(states []keyState, quorum int) []waiterView {
+	byID := map[string]*waiterView{}
+	for _, s := range states {
+		for _, w := range s.FairQueue {
+			v := byID[w.ID]
+			if v == nil {
+				v = &waiterView{ID: w.ID}
+				byID[w.ID] = v
 			}
-			empty = false
-		}
-		if s.Type != "none" && s.Type != "string" && s.Type != "hash" {
-			fmt.Fprintf(w, "  %s is a %s, not a lock\n", rep.Key, s.Type)
-			empty = false
-		}
-		if s.Writer != nil {
-			fmt.Fprintf(w, "  writer: token %s, ttl %s\n", s.Writer.Token, ttlString(s.Writer.TTLMs))
-			empty = false
-		}
-		for _, r := range s.Readers {
-			fmt.Fprintf(w, "  reader: token %s, ttl %s\n", r.Token, ttlString(r.TTLMs))
-			empty = false
-		}
-		if s.WaitingWriter != nil {
-			fmt.Fprintf(w, "  waiting writer: id %s, ttl %s\n", s.WaitingWriter.Token, ttlString(s.WaitingWriter.TTLMs))
-			empty = false
-		}
-		if empty {
-			fmt.Fprintf(w, "  not held\n")
-		}
-		if s.Fence != nil {
-			fmt.Fprintf(w, "  fencing counter: %d\n", *s.Fence)
+			v.Ticket, v.TTLMs = max(v.Ticket, w.Ticket), max(v.TTLMs, w.TTLMs)
+			v.Masters = append(v.Masters, s.Addr)
+			v.Quorum = len(v.Masters) >= quorum
 		}
 	}
-	if len(rep.Holders) == 0 {
-		fmt.Fprintf(w, "%s is not held on any master\n", rep.Key)
+	out := []waiterView{}
+	for _, v := range byID {
+		out = append(out, *v)
 	}
-	for _, h := range rep.Holders {
-		agree := "no quorum"
-		if h.Quorum {
-			agree = "quorum"
-		}
-		fmt.Fprintf(w, "%s %s on %d of %d masters (%s)\n", h.Kind, h.Token, len(h.Masters), len(rep.Masters), agree)
-	}
+	slices.SortFunc(out, func(a, b waiterView) int {
+		return cmp.Or(cmp.Compare(a.Ticket, b.Ticket), cmp.Compare(a.ID, b.ID))
+	})
+	return out
 }
 
-func ttlString(ms int64) string {
-	if ms < 0 {
-		return "none"
-	}
-	return (time.Duration(ms) * time.Millisecond).String()
-}
-
-// reentrantOwners reads a reentrant lock's hash (HGETALL's reply): its
-// owner and how many holds it has (see layout: the field "owner", and one
-// field "h:<hold id>" per hold).
-func reentrantOwners(reply any) map[string]int64 {
-	kv, _ := reply.([]any)
-	owner, holds := "", int64(0)
-	for i := 0; i+1 < len(kv); i += 2 {
-		switch f := string(asBytes(kv[i])); {
-		case f == layout.OwnerField:
-			owner = string(asBytes(kv[i+1]))
-		case strings.HasPrefix(f, layout.HoldPrefix):
-			holds++
+// markMulti notes, on every lock holder with a quorum, the other KEYs that
+// its token holds with a quorum too: the keys of one multi-key lock.
+func markMulti(reps []inspectReport) {
+	keys := map[string][]string{} // token -> keys
+	for _, rep := range reps {
+		for _, h := range rep.Holders {
+			if h.Kind == "lock" && h.Quorum {
+				keys[h.Token] = append(keys[h.Token], rep.Key)
+			}
 		}
 	}
-	owners := map[string]int64{}
-	if owner != "" {
-		owners[owner] = holds
+	for i := range reps {
+		for j, h := range reps[i].Holders {
+			if h.Kind == "lock" && h.Quorum && len(keys[h.Token]) > 1 {
+				reps[i].Holders[j].Keys = keys[h.Token]
+			}
+		}
 	}
-	return owners
 }

@@ -12,18 +12,40 @@ import (
 
 type holderJSON struct {
 	Kind, Token string
+	Permit      *int
 	Masters     []string
 	Quorum      bool
+	Record      *recordJSON
+	Keys        []string
+}
+
+type recordJSON struct {
+	Token, Host, Command, Started, Note string
+	PID                                 int   `json:"pid"`
+	CommandPID                          int   `json:"command_pid"`
+	TTLMs                               int64 `json:"ttl_ms"`
+	Matches                             bool
+}
+
+type waiterJSON struct {
+	ID      string
+	Ticket  int64
+	TTLMs   int64 `json:"ttl_ms"`
+	Masters []string
+	Quorum  bool
 }
 
 type inspectJSON struct {
 	Key     string
+	Prefix  string
 	Quorum  int
 	Held    bool
+	NotLock bool `json:"not_lock"`
 	Holders []holderJSON
+	Waiters []waiterJSON
 	Masters []struct {
-		Addr, Type string
-		Lock       *struct {
+		Addr, Type, Error string
+		Lock              *struct {
 			Token string
 			TTLMs int64 `json:"ttl_ms"`
 		}
@@ -36,15 +58,30 @@ type inspectJSON struct {
 			Token string
 			TTLMs int64 `json:"ttl_ms"`
 		}
-		Fence *int64
+		Fence   *int64
+		Permits []struct {
+			Permit int
+			Token  string
+			TTLMs  int64 `json:"ttl_ms"`
+		}
+		FairQueue []struct {
+			ID     string
+			Ticket int64
+			TTLMs  int64 `json:"ttl_ms"`
+		} `json:"fair_queue"`
+		PermitsNotScanned string `json:"permits_not_scanned"`
+		Holder            *recordJSON
+		NotLock           []struct{ Key, Reason string } `json:"not_lock"`
 	}
 }
 
-func inspect(t *testing.T, c *cluster, key string) inspectJSON {
+// inspect runs "redlock inspect --json" with args (KEY and flags) and
+// returns its report.
+func inspect(t *testing.T, c *cluster, args ...string) inspectJSON {
 	t.Helper()
-	r := redlockRun(t, c.nodes, "inspect", "--json", key)
+	r := redlockRun(t, c.nodes, append([]string{"inspect", "--json"}, args...)...)
 	if r.code != 0 {
-		t.Fatalf("inspect %s: status %d, stderr %q", key, r.code, r.stderr)
+		t.Fatalf("inspect %s: status %d, stderr %q", args, r.code, r.stderr)
 	}
 	var rep inspectJSON
 	decode(t, r.stdout, &rep)
@@ -64,10 +101,20 @@ func TestInspect(t *testing.T) {
 	if !rep.Held || len(rep.Holders) != 1 || rep.Holders[0].Kind != "lock" || rep.Holders[0].Token != plain.Token() || !rep.Holders[0].Quorum || len(rep.Holders[0].Masters) != 3 {
 		t.Fatalf("plain lock: %+v", rep)
 	}
+	fenced := 0 // masters whose counter the grant raised to the lock's token
 	for _, m := range rep.Masters {
-		if m.Type != "string" || m.Lock == nil || m.Lock.Token != plain.Token() || m.Lock.TTLMs <= 0 || m.Lock.TTLMs > 10000 || m.Fence == nil || *m.Fence < plain.Fence() {
+		if m.Type != "string" || m.Lock == nil || m.Lock.Token != plain.Token() || m.Lock.TTLMs <= 0 || m.Lock.TTLMs > 10000 || m.Fence == nil {
 			t.Fatalf("plain lock on %s: %+v", m.Addr, m)
 		}
+		if *m.Fence >= plain.Fence() {
+			fenced++
+		}
+	}
+	// The token is the highest counter of the quorum that decided, written
+	// back to that quorum; a master that answered later may keep a lower
+	// counter (each seeds its own from its clock).
+	if fenced < rep.Quorum {
+		t.Fatalf("fencing counters: %d masters at or above the token %d, want a quorum", fenced, plain.Fence())
 	}
 	if r := redlockRun(t, c.nodes, "inspect", "plain"); !strings.Contains(r.stdout, "lock "+plain.Token()+" on 3 of 3 masters (quorum)") {
 		t.Errorf("text output:\n%s", r.stdout)
@@ -125,7 +172,7 @@ func TestInspect(t *testing.T) {
 
 func TestInspectSeesAHolderWithoutQuorum(t *testing.T) {
 	c := startCluster(t, 3, redisproc.Options{})
-	c.do(t, 0, "SET", "k", "stale", "PX", 10000)
+	c.do(t, 0, "SET", "k", "JBSWY3DPEHPK3PXPJBSWY3DPEH", "PX", 10000)
 	rep := inspect(t, c, "k")
 	if rep.Held || len(rep.Holders) != 1 || rep.Holders[0].Quorum || len(rep.Holders[0].Masters) != 1 {
 		t.Fatalf("a token on one master of three: %+v", rep)

@@ -15,6 +15,9 @@ const (
 	// (run), doctor found a broken safety condition, or unlock found
 	// nothing to remove.
 	exitConflict = 1
+	// exitNotLock: unlock left a key alone because it holds something no
+	// lock writes (EX_DATAERR).
+	exitNotLock = 65
 	// exitUsage: a bad flag or argument, or a missing or malformed node
 	// list (sysexits EX_USAGE).
 	exitUsage = 64
@@ -53,6 +56,9 @@ func (e env) failf(code int, format string, args ...any) int {
 	fmt.Fprintf(e.stderr, "redlock: %s\n", msg)
 	return code
 }
+
+// warnf prints one line "redlock: ..." on stderr, and goes on.
+func (e env) warnf(format string, args ...any) { e.failf(exitOK, format, args...) }
 
 // usageError prints a bad-usage line for subcommand name.
 func (e env) usageError(name string, err error) int {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,8 +62,9 @@ func startCluster(t *testing.T, n int, opts redisproc.Options) *cluster {
 }
 
 // command returns redlock with args, with REDLOCK_NODES set to nodes
-// (unset when nodes is empty).
-func command(ctx context.Context, nodes string, args ...string) *exec.Cmd {
+// (unset when nodes is empty), no other REDLOCK_ variable of the test's
+// environment, and extra ("NAME=value") added.
+func command(ctx context.Context, nodes string, extra []string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var env []string
 	for _, kv := range os.Environ() {
@@ -73,7 +75,7 @@ func command(ctx context.Context, nodes string, args ...string) *exec.Cmd {
 	if nodes != "" {
 		env = append(env, "REDLOCK_NODES="+nodes)
 	}
-	cmd.Env = env
+	cmd.Env = append(env, extra...)
 	// A process that outlived redlock and holds its output open must fail
 	// a test, not hang it.
 	cmd.WaitDelay = 5 * time.Second
@@ -88,9 +90,15 @@ type result struct {
 // redlockRun runs redlock to the end and returns its output and status.
 func redlockRun(t *testing.T, nodes string, args ...string) result {
 	t.Helper()
+	return redlockRunEnv(t, nodes, nil, args...)
+}
+
+// redlockRunEnv is redlockRun with extra variables in the environment.
+func redlockRunEnv(t *testing.T, nodes string, extra []string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := command(ctx, nodes, args...)
+	cmd := command(ctx, nodes, extra, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -117,14 +125,37 @@ func exitCode(t *testing.T, err error) int {
 // for it with finish.
 type bgRun struct {
 	cmd       *exec.Cmd
-	out, errb bytes.Buffer
+	out, errb syncBuffer // read while redlock writes
 	done      chan error
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and readers at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// has reports whether the buffer holds s, for await.
+func (s *syncBuffer) has(sub string) func() bool {
+	return func() bool { return strings.Contains(s.String(), sub) }
 }
 
 func background(t *testing.T, nodes string, args ...string) *bgRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	b := &bgRun{cmd: command(ctx, nodes, args...), done: make(chan error, 1)}
+	b := &bgRun{cmd: command(ctx, nodes, nil, args...), done: make(chan error, 1)}
 	b.cmd.Stdout, b.cmd.Stderr = &b.out, &b.errb
 	if err := b.cmd.Start(); err != nil {
 		cancel()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -36,7 +37,9 @@ Flags:
   --fence                 take a fencing token and pass it as REDLOCK_FENCE
   --kill-after DURATION   SIGKILL this long after the job's SIGTERM (default
                           10s), and never later than the lock's validity allows
-` + commonUsage + `
+  --note TEXT             a note for whoever inspects the lock (redlock
+                          inspect prints it beside the host, pid and start)
+` + prefixUsage + commonUsage + `
 Exit status: COMMAND's own when it ended with the lock held throughout
 (128+N when signal N ended it); -E's (default 1) when the lock was not
 acquired, and COMMAND did not run; 75 when the lock was lost, or no renewal
@@ -46,6 +49,10 @@ when the guardian died (the job was killed); 126/127 when COMMAND cannot be
 run.
 SIGINT, SIGTERM, SIGHUP and SIGQUIT to redlock are forwarded to COMMAND's
 process group.
+While it holds the lock, redlock keeps a record of who holds it beside the
+lock key (host, pid, start time, COMMAND, --note), which redlock inspect
+prints, and warns on stderr when after a renewal fewer masters than all hold
+the lock (one or two more failed masters would lose it).
 
 Example (cron: one run at a time across all hosts, skip when busy):
   */5 * * * * REDLOCK_NODES=r1:6379,r2:6379,r3:6379 redlock run -n -E 0 report -- /opt/report.sh
@@ -79,6 +86,7 @@ type runFlags struct {
 	ttl       duration
 	fence     bool
 	killAfter duration
+	note      string
 }
 
 func cmdRun(args []string, e env) int {
@@ -93,6 +101,8 @@ func cmdRun(args []string, e env) int {
 	fs.Var(&f.ttl, "ttl", "")
 	fs.BoolVar(&f.fence, "fence", false, "")
 	fs.Var(&f.killAfter, "kill-after", "")
+	fs.StringVar(&f.note, "note", "", "")
+	kf := addKeyFlags(fs)
 	pos, command, err := parseArgs(fs, args, 1)
 	if code, ok := handleParse(e, "run", runUsage, err); !ok {
 		return code
@@ -108,6 +118,8 @@ func cmdRun(args []string, e env) int {
 		return e.usageError("run", fmt.Errorf("conflict exit code %d outside 0..255", f.conflict))
 	case f.conflict == exitLost:
 		return e.usageError("run", fmt.Errorf("conflict exit code %d is the lost-lock status", exitLost))
+	case len(f.note) > maxNote:
+		return e.usageError("run", fmt.Errorf("--note longer than %d bytes", maxNote))
 	}
 	if waitSet && f.wait == 0 {
 		f.nonblock = true
@@ -128,23 +140,25 @@ func cmdRun(args []string, e env) int {
 	for i, n := range ms {
 		nodes[i] = n
 	}
-	renewed := renewals{c: make(chan struct{}, 1)}
+	renewed := newRenewals()
 	locker, err := redlock.New(nodes, redlock.Config{
 		AutoRenew:   true,
 		Fencing:     f.fence,
 		NodeTimeout: time.Duration(c.nodeTimeout),
 		Observer:    renewed,
+		KeyPrefix:   kf.resolve(fs, e),
 	})
 	if err != nil {
 		return e.usageError("run", err)
 	}
 	key := pos[0]
+	k := keysOf(kf.resolve(fs, e), key)
 	res := runResult{Key: key}
 	lk, sig, err := acquire(locker, key, f, waitSet, sigs)
 	switch {
 	case sig != nil:
 		if lk != nil {
-			unlock(c, ms, lk)
+			unlock(c, ms, k, lk)
 		}
 		res.Outcome, res.ExitCode = "interrupted", 128+int(sig.(syscall.Signal))
 		return finishRun(e, c, res, fmt.Sprintf("run: %v while waiting for %q", sig, key))
@@ -162,8 +176,29 @@ func cmdRun(args []string, e env) int {
 		return finishRun(e, c, res, "")
 	}
 	res.Acquired, res.Token, res.Fence = true, lk.Token(), lk.Fence()
-	return supervise(e, c, ms, lk, command, f, sigs, renewed.c, res)
+	kp := startKeeper(e, ms, locker.Quorum(), keeperTimeout(c), k, lk.Token(), recordFields(command, f.note))
+	return supervise(e, c, ms, k, kp, lk, command, f, sigs, renewed, res)
 }
+
+// maxNote is the longest --note.
+const maxNote = 1024
+
+// recordFields are the holder record's fields that do not change while
+// the lock is held (holder.go).
+func recordFields(command []string, note string) []any {
+	host, _ := os.Hostname()
+	fields := []any{fieldHost, host, fieldPID, strconv.Itoa(os.Getpid()),
+		fieldStarted, time.Now().UTC().Format(time.RFC3339), fieldCommand, filepath.Base(command[0])}
+	if note != "" {
+		fields = append(fields, fieldNote, note)
+	}
+	return fields
+}
+
+// keeperTimeout bounds each call of the holder record's keeper and of the
+// final release to one master: the node timeout, at least a second, since
+// neither is in a hurry.
+func keeperTimeout(c *common) time.Duration { return max(time.Duration(c.nodeTimeout), time.Second) }
 
 // acquire takes the lock as the flags say. A signal from sigs cancels the
 // wait; it is returned (and the lock, if it was taken meanwhile, for the
@@ -220,7 +255,7 @@ func finishRun(e env, c *common, res runResult, msg string) int {
 
 // supervise runs the command under lk and returns redlock's exit status.
 // It releases the lock only once no process of the command's job is left.
-func supervise(e env, c *common, ms masters, lk *redlock.Lock, command []string, f runFlags, sigs <-chan os.Signal, renewed <-chan struct{}, res runResult) int {
+func supervise(e env, c *common, ms masters, k lockKeys, kp *keeper, lk *redlock.Lock, command []string, f runFlags, sigs <-chan os.Signal, renewed renewals, res runResult) int {
 	key := lk.Key()
 	extra := []string{"REDLOCK_KEY=" + key, "REDLOCK_TOKEN=" + lk.Token()}
 	if f.fence {
@@ -228,7 +263,8 @@ func supervise(e env, c *common, ms masters, lk *redlock.Lock, command []string,
 	}
 	j, err := startJob(e, command, extra, f, lk.Until())
 	if err != nil {
-		unlock(c, ms, lk)
+		kp.stop()
+		unlock(c, ms, k, lk)
 		res.Outcome, res.ExitCode = "error", exitSoftware
 		return finishRun(e, c, res, fmt.Sprintf("run: starting the command's guardian: %v", err))
 	}
@@ -241,10 +277,15 @@ func supervise(e env, c *common, ms masters, lk *redlock.Lock, command []string,
 				break
 			}
 			j.note(m)
+			if m.verb == msgStarted {
+				kp.started(j.pgid)
+			}
 		case s := <-sigs:
 			j.signal(s.(syscall.Signal))
-		case <-renewed:
+		case <-renewed.c:
 			j.setUntil(lk.Until())
+		case <-renewed.ok:
+			kp.renewed()
 		case <-done:
 			done = nil
 			if errors.Is(lk.Err(), redlock.ErrLockLost) {
@@ -254,7 +295,8 @@ func supervise(e env, c *common, ms masters, lk *redlock.Lock, command []string,
 	}
 	gerr := j.end()
 	lockErr := lk.Err() // nil: held until the whole job ended
-	unlock(c, ms, lk)
+	kp.stop()
+	unlock(c, ms, k, lk)
 	res.CommandStatus = j.status
 	switch {
 	case j.failed != nil:
@@ -285,25 +327,40 @@ func supervise(e env, c *common, ms masters, lk *redlock.Lock, command []string,
 }
 
 // renewals tells supervise of every renewal of the lock, so that the
-// guardian learns each new Until.
+// guardian learns each new Until, and of each one that succeeded, after
+// which the holder record's keeper counts the masters that hold the lock.
 type renewals struct {
 	redlock.NopObserver
-	c chan struct{}
+	c  chan struct{} // every renewal: Until moved
+	ok chan struct{} // every renewal that succeeded
 }
 
-// Renew signals c without waiting: one pending signal is enough.
-func (r renewals) Renew(redlock.RenewEvent) {
+func newRenewals() renewals {
+	return renewals{c: make(chan struct{}, 1), ok: make(chan struct{}, 1)}
+}
+
+// Renew signals c, and ok for a renewal that succeeded.
+func (r renewals) Renew(ev redlock.RenewEvent) {
+	notify(r.c)
+	if ev.Err == nil {
+		notify(r.ok)
+	}
+}
+
+// notify signals c without waiting: one pending signal is enough.
+func notify(c chan<- struct{}) {
 	select {
-	case r.c <- struct{}{}:
+	case c <- struct{}{}:
 	default:
 	}
 }
 
-// unlock releases lk. Unlock may return at a quorum; before redlock exits,
-// every master must have got its compare-and-delete, or a slow one would
-// keep the key until its TTL: so it is sent once more to every master,
-// waiting for each (the same token, so it removes nothing else).
-func unlock(c *common, ms masters, lk *redlock.Lock) {
+// unlock releases lk, whose keys are k. Unlock may return at a quorum;
+// before redlock exits, every master must have got its compare-and-delete,
+// or a slow one would keep the key until its TTL: so it is sent once more to
+// every master, waiting for each (the same token, so it removes nothing
+// else), and deletes the holder record with it.
+func unlock(c *common, ms masters, k lockKeys, lk *redlock.Lock) {
 	lk.Unlock(context.Background())
-	release(context.Background(), ms, max(time.Duration(c.nodeTimeout), time.Second), lk.Key(), lk.Token())
+	release(context.Background(), ms, keeperTimeout(c), k, lk.Token(), noPermits)
 }

@@ -1,29 +1,51 @@
 -- redlock unlock --token: remove one holder's hold of a lock, whatever its
 -- kind, and tell waiters. The compare-and-delete of redlock/scripts/
--- release.lua (plain and fenced locks, a read-write lock's writer), widened
--- to the other holders a token names: a reentrant owner's holds (all of
--- them: the hash, whose field 'owner' names the owner, goes) and a reader.
--- KEYS[1] the lock key, KEYS[2] "{key}:w", KEYS[3] "{key}:r".
--- ARGV[1] the token (a reentrant lock's owner); ARGV[2] release channel.
--- Returns the names of what it removed: "lock", "reentrant", "writer",
--- "reader".
-local removed = {}
-local t = redis.call('TYPE', KEYS[1])['ok']
-if t == 'string' and redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  table.insert(removed, 'lock')
-elseif t == 'hash' and redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  table.insert(removed, 'reentrant')
+-- release.lua (a plain, fenced, fair or multi-key lock's key, a writer, a
+-- permit), widened to the other holders a token names: a reentrant owner's
+-- holds (all of them: the hash, whose field 'owner' names the owner, goes)
+-- and a reader. What holds the token but has no lock's shape (shape.lua:
+-- no TTL, say) is left alone and named. A holder record (role 'holder')
+-- with the token goes too, unlisted.
+-- KEYS: the keys; ARGV[1] the token (a reentrant lock's owner); ARGV[2]
+-- the release channel; ARGV[i+2] the role of KEYS[i].
+-- Returns {removed, refused}: the kinds of hold removed ('lock',
+-- 'reentrant', 'writer', 'reader', 'permit'), and name, why pairs of the
+-- keys left alone.
+local KIND = {key = 'lock', writer = 'writer', permit = 'permit'}
+local token = ARGV[1]
+local removed, refused = {}, {}
+local function take(key, why, kind, del)
+  if why then
+    table.insert(refused, key)
+    table.insert(refused, why)
+  else
+    del()
+    table.insert(removed, kind)
+  end
 end
-if redis.call('GET', KEYS[2]) == ARGV[1] then
-  redis.call('DEL', KEYS[2])
-  table.insert(removed, 'writer')
-end
-if redis.call('ZREM', KEYS[3], ARGV[1]) == 1 then
-  table.insert(removed, 'reader')
+for i, key in ipairs(KEYS) do
+  local role = ARGV[i + 2]
+  local t = redis.call('TYPE', key)['ok']
+  local del = function() redis.call('DEL', key) end
+  if role == 'holder' then
+    if t == 'hash' and redis.call('HGET', key, 'token') == token then
+      del()
+    end
+  elseif role == 'readers' then
+    if t == 'zset' and redis.call('ZSCORE', key, token) then
+      take(key, shape(role, key), 'reader', function() redis.call('ZREM', key, token) end)
+    end
+  elseif t == 'hash' and role == 'key' then
+    if redis.call('HGET', key, 'owner') == token then
+      take(key, shape(role, key), 'reentrant', del)
+    end
+  elseif t == 'string' and KIND[role] then
+    if redis.call('STRLEN', key) == #token and redis.call('GET', key) == token then
+      take(key, shape(role, key), KIND[role], del)
+    end
+  end
 end
 if #removed > 0 then
   redis.call('PUBLISH', ARGV[2], '1')
 end
-return removed
+return {removed, refused}

@@ -12,11 +12,14 @@ import (
 
 type unlockJSON struct {
 	Key       string
+	Prefix    string
 	Force     bool
+	Refused   bool
 	RemovedOn int `json:"removed_on"`
 	Masters   []struct {
 		Addr    string
 		Removed []string
+		Refused []struct{ Key, Reason string }
 	}
 }
 
@@ -90,5 +93,11 @@ func TestUnlockForce(t *testing.T) {
 	}
 	if r := redlockRun(t, c.nodes, "unlock", "job", "--force"); r.code != 1 || !strings.Contains(r.stdout, "nothing to remove") {
 		t.Fatalf("nothing held: status %d, output %q", r.code, r.stdout)
+	}
+	if _, err := l.Reentrant("re", "job-7").Lock(ctx, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if r := redlockRun(t, c.nodes, "unlock", "re", "--force"); r.code != 0 || c.exists(t, "re") != 0 {
+		t.Fatalf("a reentrant lock: status %d, output %q", r.code, r.stdout)
 	}
 }

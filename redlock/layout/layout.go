@@ -23,7 +23,10 @@
 //   - the fencing counter: p+":fence";
 //   - tombstones: Tomb(first, id), "<SlotPrefix(first)>:tomb:<id>", left by
 //     a release that did not find the hold id it releases (so that the
-//     acquire, if it is still on its way, is refused), with a TTL.
+//     acquire, if it is still on its way, is refused), with a TTL;
+//   - the holder record of "redlock run": p+":holder" (Holder), a hash
+//     saying who holds the lock key (its token, host, pid, start time and
+//     note), with the lock's TTL. The library neither writes nor reads it.
 package layout
 
 import (
@@ -112,3 +115,13 @@ const (
 // ReleaseChannel is the pub/sub channel on which a master announces that
 // the lock named key was released (wake on release).
 func ReleaseChannel(key string) string { return "quorumlock:released:" + key }
+
+// Holder names the record that the command "redlock run" keeps beside the
+// plain lock key while it holds it: a hash of who holds the lock (the
+// lock's token, the host, the process, since when, a note), with the
+// lock's TTL, in key's hash slot. Its fields are the command's own.
+func Holder(key string) string { return SlotPrefix(key) + HolderSuffix }
+
+// HolderSuffix is what a holder record's name ends with, after the slot
+// prefix of its lock key.
+const HolderSuffix = ":holder"

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+
+	"github.com/quorumlock/quorumlock/pool"
+)
+
+// The scripts redlock runs on the masters. Those that judge whether a key
+// is lock state share shape.lua's definition of it, put in front of them.
+var (
+	//go:embed shape.lua
+	shapeSrc string
+	//go:embed state.lua
+	stateBody string
+	//go:embed force.lua
+	forceBody string
+	//go:embed unlock.lua
+	unlockBody string
+	//go:embed holder.lua
+	holderSrc string
+
+	stateSrc  = shapeSrc + stateBody
+	forceSrc  = shapeSrc + forceBody
+	unlockSrc = shapeSrc + unlockBody
+)
+
+// eval runs the script src on n with EVAL, its full text each time: redlock
+// computes no SHA-1 digest (EVALSHA's), which GODEBUG=fips140=only forbids.
+// Its scripts are short and run once or once a renewal.
+func eval(ctx context.Context, n *pool.Node, src string, keys []string, args ...any) (any, error) {
+	cmd := make([]any, 0, 2+len(keys)+len(args))
+	cmd = append(cmd, src, len(keys))
+	for _, k := range keys {
+		cmd = append(cmd, k)
+	}
+	return n.Do(ctx, "EVAL", append(cmd, args...)...)
+}

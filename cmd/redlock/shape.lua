@@ -1,0 +1,113 @@
+-- What a key that a lock writes looks like, so that redlock inspect and
+-- unlock tell lock state from an application's data under the same name,
+-- and never touch the latter. redlock puts this file in front of
+-- state.lua, force.lua and unlock.lua (one EVAL each).
+--
+-- shape(role, key) returns nil when key has the shape that the lock kinds
+-- of package redlock (or redlock run's holder record) write in that role,
+-- else a phrase saying why not. Call it on an existing key only. The
+-- roles (redlock/layout names the keys):
+--   'key'      the lock key: a string holding a token (a plain, fenced,
+--              fair or multi-key lock), or a reentrant lock's hash (the
+--              field 'owner' and one field 'h:<hold id>' = '1' per hold)
+--   'writer', 'waiting', 'permit'
+--              a string holding a token (a writer's, a waiting writer's
+--              id, a permit holder's)
+--   'readers', 'queue', 'expiry'
+--              a sorted set of tokens with integer scores (readers by
+--              expiry, fair waiters by ticket and by expiry)
+--   'ticket', 'fence'
+--              a counter (a decimal integer); a fencing counter of an
+--              older version may lack a TTL
+--   'holder'   redlock run's record: a hash with a token field 'token'
+-- Every other key has a TTL. A token is 16 to 128 characters of letters,
+-- digits and + / = _ . : - (the library's are 26 of base32). A collection
+-- of more than LIMIT elements is read no further: it is no lock.
+local LIMIT = 10000
+local TOKEN_MAX = 128
+
+local function tokenlike(v)
+  return type(v) == 'string' and #v >= 16 and #v <= TOKEN_MAX
+    and string.find(v, '[^%w%+/=_%.:%-]') == nil
+end
+
+local function decimal(v)
+  return type(v) == 'string' and #v >= 1 and #v <= 20 and string.find(v, '^%d+$') ~= nil
+end
+
+-- stringOf checks a string of at most maxlen bytes that ok accepts
+-- (reading no longer one), else says it is no what.
+local function stringOf(key, maxlen, ok, what)
+  if redis.call('STRLEN', key) > maxlen or not ok(redis.call('GET', key)) then
+    return 'a string that is not ' .. what
+  end
+end
+
+local function reentrantHash(key)
+  if redis.call('HLEN', key) > LIMIT then
+    return 'a hash too big for a reentrant lock'
+  end
+  local kv = redis.call('HGETALL', key)
+  local owner, holds = false, 0
+  for i = 1, #kv, 2 do
+    local f, v = kv[i], kv[i + 1]
+    if f == 'owner' then
+      owner = v ~= ''
+    elseif string.sub(f, 1, 2) == 'h:' and tokenlike(string.sub(f, 3)) and v == '1' then
+      holds = holds + 1
+    else
+      return 'a hash with fields other than a reentrant lock\'s (owner, h:<hold id>)'
+    end
+  end
+  if not owner or holds == 0 then
+    return 'a hash without a reentrant lock\'s fields (owner, h:<hold id>)'
+  end
+end
+
+local function tokenZset(key)
+  if redis.call('ZCARD', key) > LIMIT then
+    return 'a sorted set too big for a lock'
+  end
+  local m = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+  for i = 1, #m, 2 do
+    if not tokenlike(m[i]) or not decimal(m[i + 1]) then
+      return 'a sorted set that is not a lock\'s (tokens scored by integers)'
+    end
+  end
+end
+
+local function holderHash(key)
+  if redis.call('HLEN', key) > 16 or not tokenlike(redis.call('HGET', key, 'token')) then
+    return 'a hash that is not a holder record'
+  end
+end
+
+local WANT = {
+  key = 'string', writer = 'string', waiting = 'string', permit = 'string',
+  ticket = 'string', fence = 'string',
+  readers = 'zset', queue = 'zset', expiry = 'zset', holder = 'hash',
+}
+
+local function shape(role, key)
+  local t = redis.call('TYPE', key)['ok']
+  local want = WANT[role]
+  if role == 'key' and t == 'hash' then
+    want = 'hash'
+  end
+  if t ~= want then
+    return 'a ' .. t .. ', which no lock keeps here'
+  end
+  if role ~= 'fence' and redis.call('PTTL', key) < 0 then
+    return 'a ' .. t .. ' without a TTL (every key a lock writes has one)'
+  end
+  if role == 'holder' then
+    return holderHash(key)
+  elseif t == 'hash' then
+    return reentrantHash(key)
+  elseif t == 'zset' then
+    return tokenZset(key)
+  elseif role == 'ticket' or role == 'fence' then
+    return stringOf(key, 20, decimal, 'a counter')
+  end
+  return stringOf(key, TOKEN_MAX, tokenlike, 'a lock token')
+end
