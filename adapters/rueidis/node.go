@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/quorumlock/quorumlock/internal/inorder"
+	"github.com/quorumlock/quorumlock/nodeutil"
+	"github.com/quorumlock/quorumlock/pubsub"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/rueidis"
 )
@@ -18,10 +20,11 @@ import (
 // redlock.Node, redlock.Subscriber and redlock.PreparedEvaler. Its methods
 // are safe for concurrent use.
 type Node struct {
-	c     rueidis.Client
-	addr  string
-	subs  subscriber
-	calls inorder.Calls // keeps a command from overtaking one whose caller gave up
+	addr   string
+	client func(ctx context.Context) (rueidis.Client, error) // the client, made at the first call by Open
+	own    *nodeutil.Lazy[rueidis.Client]                    // Open's client; nil for New's
+	subs   *pubsub.Registry
+	calls  inorder.Calls // keeps a command from overtaking one whose caller gave up
 }
 
 var (
@@ -32,7 +35,9 @@ var (
 
 // New returns a Node over c. The caller keeps c, and closes it after
 // closing the Node; the Node only adds its own pub/sub connection, taken
-// from c on the first Subscribe.
+// from c on the first Subscribe. A service whose masters may be down when
+// it starts makes its Nodes with Open instead: rueidis.NewClient fails
+// when it cannot connect.
 //
 // c may reach one master (a standalone client, or a Sentinel client that
 // follows one), or a Redis Cluster (the whole cluster is one master; a
@@ -48,14 +53,14 @@ var (
 // retries only read-only commands, and the Node marks none so), but it keeps
 // the rest of c's traffic from being resent too.
 //
-// Addr is the master's address for a standalone client, "cluster:" and the
-// cluster nodes known at New joined by commas for a cluster client, and
+// Addr is the master's address for a standalone client, "cluster:" and
+// the cluster nodes known at New joined by commas for a cluster client, and
 // the client's type and pointer for any other client (a Sentinel client's
 // master moves), e.g. "*rueidis.sentinelClient@0xc000123456": unique within
 // a process, as a Locker requires.
 func New(c rueidis.Client) *Node {
-	n := &Node{c: c, addr: addrOf(c)}
-	n.subs.n = n
+	n := &Node{addr: addrOf(c), client: func(context.Context) (rueidis.Client, error) { return c, nil }}
+	n.subs = pubsub.New(pubsub.Config{Dial: n.dialPubSub})
 	return n
 }
 
@@ -95,7 +100,7 @@ func (n *Node) Addr() string { return n.addr }
 func (n *Node) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 	sargs := make([]string, 0, 1+len(args))
 	sargs = append(sargs, cmd)
-	sargs = appendArgs(sargs, args)
+	sargs = nodeutil.AppendArgs(sargs, args)
 	return n.process(ctx, func(b rueidis.Builder) rueidis.Completed {
 		return b.Arbitrary(sargs...).Build()
 	})
@@ -107,22 +112,18 @@ func (n *Node) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 // On a cluster client the keys must share a hash slot; if they do not, Eval
 // returns an error without sending anything.
 func (n *Node) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
-	return n.eval(ctx, hash, src, keys, appendArgs(make([]string, 0, len(args)), args))
+	return n.eval(ctx, hash, src, keys, nodeutil.AppendArgs(make([]string, 0, len(args)), args))
 }
 
 // EvalPrepared is Eval with the EVALSHA argument list built by the caller:
 // the script's SHA1 hex digest, the number of keys, the keys, then the
 // arguments. It only reads cmdArgs.
 func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error) {
-	if len(cmdArgs) < 2 {
-		return nil, fmt.Errorf("rueidis: %s: prepared EVALSHA with %d arguments, want the hash and the number of keys", n.addr, len(cmdArgs))
+	hash, keys, args, err := nodeutil.SplitPrepared(cmdArgs)
+	if err != nil {
+		return nil, fmt.Errorf("rueidis: %s: %w", n.addr, err)
 	}
-	s := appendArgs(make([]string, 0, len(cmdArgs)), cmdArgs)
-	nkeys, err := strconv.Atoi(s[1])
-	if err != nil || nkeys < 0 || nkeys > len(s)-2 {
-		return nil, fmt.Errorf("rueidis: %s: prepared EVALSHA: bad number of keys %q", n.addr, s[1])
-	}
-	return n.eval(ctx, s[0], src, s[2:2+nkeys], s[2+nkeys:])
+	return n.eval(ctx, hash, src, keys, args)
 }
 
 func (n *Node) eval(ctx context.Context, hash, src string, keys, args []string) (any, error) {
@@ -153,7 +154,11 @@ func (n *Node) process(ctx context.Context, build func(rueidis.Builder) rueidis.
 	if err := ctx.Err(); err != nil {
 		return nil, n.wrap(ctx, err)
 	}
-	cmd, err := buildCmd(n.c.B(), build)
+	c, err := n.client(ctx)
+	if err != nil {
+		return nil, n.wrap(ctx, err)
+	}
+	cmd, err := buildCmd(c.B(), build)
 	if err != nil {
 		return nil, fmt.Errorf("rueidis: %s: %w", n.addr, err)
 	}
@@ -161,7 +166,7 @@ func (n *Node) process(ctx context.Context, build func(rueidis.Builder) rueidis.
 		reply any
 		rerr  error
 	)
-	if !n.calls.Do(ctx, func() { reply, rerr = n.c.Do(context.WithoutCancel(ctx), cmd).ToAny() }) {
+	if !n.calls.Do(ctx, func() { reply, rerr = c.Do(context.WithoutCancel(ctx), cmd).ToAny() }) {
 		return nil, n.wrap(ctx, ctx.Err())
 	}
 	switch {
@@ -199,8 +204,12 @@ func (n *Node) wrap(ctx context.Context, err error) error {
 }
 
 // Close ends the Node's pub/sub connection, if any, and waits for its
-// goroutine. It does not close the rueidis client, which the caller owns.
+// goroutines. It closes the client only when Open made it: New's client is
+// the caller's.
 func (n *Node) Close() error {
-	n.subs.close()
+	n.subs.Close()
+	if n.own != nil {
+		n.own.Close(rueidis.Client.Close)
+	}
 	return nil
 }

@@ -1,0 +1,71 @@
+package rueidis
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/quorumlock/quorumlock/nodeutil"
+	"github.com/quorumlock/quorumlock/pubsub"
+	"github.com/redis/rueidis"
+)
+
+// ErrUnsafeOption is the error of Open for client options under which a
+// lock command could reach a master twice, or a replica.
+var ErrUnsafeOption = errors.New("rueidis: client option unsafe for a lock master")
+
+// Open returns a Node with a rueidis client of its own, made from opt with
+// rueidis.NewClient at the Node's first call, and again at later calls
+// until one is made. rueidis.NewClient connects, and fails while its
+// master is down: a service that makes its clients itself cannot start
+// then, while one whose Nodes come from Open starts with any master down,
+// counts that master's votes as failed (with the connection's error)
+// until it is back, and takes locks meanwhile with the others. It is the
+// way to make a Node unless the client is shared with other code (New).
+//
+// A client is made by one call at a time, on a goroutine of its own,
+// bounded by opt.Dialer.Timeout (5s by default) and not by the call's
+// context; calls that come meanwhile wait for it or for their context.
+// Close closes the client.
+//
+// Open checks opt, which New cannot do for a client: it refuses
+// (ErrUnsafeOption) a ConnLifetime, under which rueidis resends the
+// commands in flight on a retired connection, and ReplicaOnly or
+// SendToReplicas, which would send lock commands to a replica; and it
+// sets DisableRetry, since the client is the Node's alone. opt must name
+// at least one address.
+//
+// Addr is opt's address when it names one, "cluster:" and its addresses
+// sorted and joined by commas when it names several (a cluster's seeds),
+// and "sentinel:" with the master set's name, "@" and the Sentinels'
+// addresses for a Sentinel client.
+func Open(opt rueidis.ClientOption) (*Node, error) {
+	switch {
+	case len(opt.InitAddress) == 0:
+		return nil, errors.New("rueidis: Open: no address in ClientOption.InitAddress")
+	case opt.ConnLifetime != 0:
+		return nil, fmt.Errorf("%w: ConnLifetime %v (rueidis resends the commands in flight on a connection it retires)", ErrUnsafeOption, opt.ConnLifetime)
+	case opt.ReplicaOnly || opt.SendToReplicas != nil:
+		return nil, fmt.Errorf("%w: ReplicaOnly or SendToReplicas (lock commands must reach the master)", ErrUnsafeOption)
+	}
+	opt.InitAddress = slices.Clone(opt.InitAddress) // NewClient may shuffle it
+	opt.DisableRetry = true
+	own := nodeutil.NewLazy(func() (rueidis.Client, error) { return rueidis.NewClient(opt) })
+	n := &Node{addr: addrOfOption(opt), client: own.Get, own: own}
+	n.subs = pubsub.New(pubsub.Config{Dial: n.dialPubSub})
+	return n, nil
+}
+
+// addrOfOption names the master that opt reaches (see Open).
+func addrOfOption(opt rueidis.ClientOption) string {
+	addrs := slices.Clone(opt.InitAddress)
+	switch {
+	case opt.Sentinel.MasterSet != "":
+		return "sentinel:" + opt.Sentinel.MasterSet + "@" + strings.Join(addrs, ",")
+	case len(addrs) == 1:
+		return addrs[0]
+	}
+	slices.Sort(addrs)
+	return "cluster:" + strings.Join(addrs, ",")
+}
