@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/quorumlock/quorumlock/nodeutil"
-	"github.com/quorumlock/quorumlock/pubsub"
 	"github.com/redis/rueidis"
 )
 
@@ -52,9 +51,7 @@ func Open(opt rueidis.ClientOption) (*Node, error) {
 	opt.InitAddress = slices.Clone(opt.InitAddress) // NewClient may shuffle it
 	opt.DisableRetry = true
 	own := nodeutil.NewLazy(func() (rueidis.Client, error) { return rueidis.NewClient(opt) })
-	n := &Node{addr: addrOfOption(opt), client: own.Get, own: own}
-	n.subs = pubsub.New(pubsub.Config{Dial: n.dialPubSub})
-	return n, nil
+	return newNode(addrOfOption(opt), own.Get, own), nil
 }
 
 // addrOfOption names the master that opt reaches (see Open).

@@ -24,7 +24,7 @@ import (
 func (n *Node) Subscribe(ctx context.Context, channel string, ch chan<- struct{}) (unsubscribe func(), err error) {
 	unsubscribe, err = n.subs.Subscribe(ctx, channel, ch)
 	if err != nil {
-		return nil, fmt.Errorf("rueidis: %s: %w", n.addr, err)
+		return nil, fmt.Errorf("rueidis: %s: %w", n.Addr(), err)
 	}
 	return unsubscribe, nil
 }
@@ -32,7 +32,7 @@ func (n *Node) Subscribe(ctx context.Context, channel string, ch chan<- struct{}
 // dialPubSub is the Registry's Dial: a dedicated connection of the client
 // with hooks that feed the Registry.
 func (n *Node) dialPubSub(ctx context.Context) (pubsub.Conn, error) {
-	c, err := n.client(ctx)
+	c, err := n.exec.Client(ctx)
 	if err != nil {
 		return nil, err
 	}
