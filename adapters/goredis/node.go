@@ -111,12 +111,13 @@ func (n *Node) Addr() string { return n.addr }
 func (n *Node) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 	all := make([]any, 0, 1+len(args))
 	all = append(all, cmd)
-	return n.process(ctx, append(all, args...))
+	return n.process(ctx, append(all, args...), false)
 }
 
 // Eval runs the Lua script src by its SHA1 hex digest hash (EVALSHA), and
 // sends its source (EVAL) only when the master answers NOSCRIPT: a command
-// that may have reached the master is never sent again. Replies as for Do.
+// that may have reached the master is never sent again. The EVAL goes out
+// even when ctx has ended meanwhile. Replies as for Do.
 func (n *Node) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
 	cmdArgs := make([]any, 0, 2+len(keys)+len(args))
 	cmdArgs = append(cmdArgs, hash, len(keys))
@@ -132,11 +133,11 @@ func (n *Node) Eval(ctx context.Context, hash, src string, keys []string, args .
 func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error) {
 	all := make([]any, 0, 1+len(cmdArgs))
 	all = append(append(all, "evalsha"), cmdArgs...)
-	reply, err := n.process(ctx, all)
+	reply, err := n.process(ctx, all, false)
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 		all[0] = "eval"
 		all[1] = src
-		reply, err = n.process(ctx, all)
+		reply, err = n.process(ctx, all, true)
 	}
 	return reply, err
 }
@@ -159,8 +160,12 @@ func (onceCmd) NoRetry() bool { return true }
 // connections, and a release sent on another connection could otherwise
 // reach the master before the acquire it follows, which then leaves the
 // lock there.
-func (n *Node) process(ctx context.Context, args []any) (any, error) {
-	if err := ctx.Err(); err != nil {
+//
+// A command is not sent when ctx has ended before, unless it is the EVAL
+// that follows a NOSCRIPT (fallback): the script did not run, and goes
+// out as a command whose caller gave up does.
+func (n *Node) process(ctx context.Context, args []any, fallback bool) (any, error) {
+	if err := ctx.Err(); err != nil && !fallback {
 		return nil, n.wrap(ctx, err)
 	}
 	cmd := onceCmd{redis.NewCmd(ctx, args...)}
