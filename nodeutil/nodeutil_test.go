@@ -3,6 +3,7 @@ package nodeutil_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -172,4 +173,46 @@ func TestLazyCloseDuringAttempt(t *testing.T) {
 			t.Errorf("Get after Close: %v, want ErrClosed", err)
 		}
 	})
+}
+
+func TestClientOptions(t *testing.T) {
+	for name, o := range map[string]nodeutil.ClientOptions{
+		"conn lifetime": {InitAddress: []string{"a:1"}, ConnLifetime: time.Minute},
+		"to replicas":   {InitAddress: []string{"a:1"}, ToReplicas: true},
+	} {
+		if err := o.Check(); !errors.Is(err, nodeutil.ErrUnsafeOption) {
+			t.Errorf("Check with %s: %v, want ErrUnsafeOption", name, err)
+		}
+	}
+	if err := (nodeutil.ClientOptions{}).Check(); err == nil {
+		t.Error("Check without an address: no error")
+	}
+	if err := (nodeutil.ClientOptions{InitAddress: []string{"a:1"}}).Check(); err != nil {
+		t.Errorf("Check of safe options: %v", err)
+	}
+	for _, tc := range []struct {
+		o    nodeutil.ClientOptions
+		want string
+	}{
+		{nodeutil.ClientOptions{InitAddress: []string{"a:1"}}, "a:1"},
+		{nodeutil.ClientOptions{InitAddress: []string{"b:1", "a:1"}}, "cluster:a:1,b:1"},
+		{nodeutil.ClientOptions{InitAddress: []string{"s:1", "s:2"}, MasterSet: "m"}, "sentinel:m@s:1,s:2"},
+	} {
+		if got := tc.o.Name(); got != tc.want {
+			t.Errorf("Name() = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestClientName(t *testing.T) {
+	c := &client{}
+	if got := nodeutil.ClientName(c, "standalone", []string{"a:1"}); got != "a:1" {
+		t.Errorf("standalone: %q", got)
+	}
+	if got := nodeutil.ClientName(c, "cluster", []string{"b:1", "a:1"}); got != "cluster:a:1,b:1" {
+		t.Errorf("cluster: %q", got)
+	}
+	if got, other := nodeutil.ClientName(c, "sentinel", nil), nodeutil.ClientName(&client{}, "sentinel", nil); got == other || !strings.HasPrefix(got, "*nodeutil_test.client@0x") {
+		t.Errorf("sentinel: %q and %q, want the type and distinct pointers", got, other)
+	}
 }

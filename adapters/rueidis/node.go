@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/quorumlock/quorumlock/nodeutil"
 	"github.com/quorumlock/quorumlock/pubsub"
@@ -74,19 +73,7 @@ func newNode(addr string, client func(context.Context) (rueidis.Client, error), 
 }
 
 func addrOf(c rueidis.Client) string {
-	switch c.Mode() {
-	case rueidis.ClientModeStandalone:
-		if nodes := c.Nodes(); len(nodes) == 1 {
-			for addr := range nodes {
-				return addr
-			}
-		}
-	case rueidis.ClientModeCluster:
-		if nodes := c.Nodes(); len(nodes) > 0 {
-			return "cluster:" + strings.Join(slices.Sorted(maps.Keys(nodes)), ",")
-		}
-	}
-	return fmt.Sprintf("%T@%p", c, c)
+	return nodeutil.ClientName(c, string(c.Mode()), slices.Collect(maps.Keys(c.Nodes())))
 }
 
 // Addr returns the master's name (see New and Open).

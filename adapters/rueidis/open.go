@@ -1,10 +1,8 @@
 package rueidis
 
 import (
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/quorumlock/quorumlock/nodeutil"
 	"github.com/redis/rueidis"
@@ -12,7 +10,7 @@ import (
 
 // ErrUnsafeOption is the error of Open for client options under which a
 // lock command could reach a master twice, or a replica.
-var ErrUnsafeOption = errors.New("rueidis: client option unsafe for a lock master")
+var ErrUnsafeOption = nodeutil.ErrUnsafeOption
 
 // Open returns a Node with a rueidis client of its own, made from opt with
 // rueidis.NewClient at the Node's first call, and again at later calls
@@ -40,29 +38,17 @@ var ErrUnsafeOption = errors.New("rueidis: client option unsafe for a lock maste
 // and "sentinel:" with the master set's name, "@" and the Sentinels'
 // addresses for a Sentinel client.
 func Open(opt rueidis.ClientOption) (*Node, error) {
-	switch {
-	case len(opt.InitAddress) == 0:
-		return nil, errors.New("rueidis: Open: no address in ClientOption.InitAddress")
-	case opt.ConnLifetime != 0:
-		return nil, fmt.Errorf("%w: ConnLifetime %v (rueidis resends the commands in flight on a connection it retires)", ErrUnsafeOption, opt.ConnLifetime)
-	case opt.ReplicaOnly || opt.SendToReplicas != nil:
-		return nil, fmt.Errorf("%w: ReplicaOnly or SendToReplicas (lock commands must reach the master)", ErrUnsafeOption)
+	o := nodeutil.ClientOptions{
+		InitAddress:  opt.InitAddress,
+		MasterSet:    opt.Sentinel.MasterSet,
+		ConnLifetime: opt.ConnLifetime,
+		ToReplicas:   opt.ReplicaOnly || opt.SendToReplicas != nil,
+	}
+	if err := o.Check(); err != nil {
+		return nil, fmt.Errorf("rueidis: Open: %w", err)
 	}
 	opt.InitAddress = slices.Clone(opt.InitAddress) // NewClient may shuffle it
 	opt.DisableRetry = true
 	own := nodeutil.NewLazy(func() (rueidis.Client, error) { return rueidis.NewClient(opt) })
-	return newNode(addrOfOption(opt), own.Get, own), nil
-}
-
-// addrOfOption names the master that opt reaches (see Open).
-func addrOfOption(opt rueidis.ClientOption) string {
-	addrs := slices.Clone(opt.InitAddress)
-	switch {
-	case opt.Sentinel.MasterSet != "":
-		return "sentinel:" + opt.Sentinel.MasterSet + "@" + strings.Join(addrs, ",")
-	case len(addrs) == 1:
-		return addrs[0]
-	}
-	slices.Sort(addrs)
-	return "cluster:" + strings.Join(addrs, ",")
+	return newNode(o.Name(), own.Get, own), nil
 }
