@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs every check CI runs: gofmt, then go mod tidy, go vet, staticcheck and
-# go test -race in every Go module of the repository, then the chaos suite's
-# mutation self-test (every deliberate defect must make a short scenario
-# fail). Installs redis-server where it is missing (ensure-redis.sh).
+# go test -race in every Go module of the repository, the installability
+# check (release-check.sh: a consumer module builds through a module proxy
+# made from the tree), then the chaos suite's mutation self-test (every
+# deliberate defect must make a short scenario fail). Installs redis-server
+# where it is missing (ensure-redis.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each module is checked on its own go.mod, as its users build it; go.work is
@@ -34,6 +36,19 @@ for mod in $(find . -name go.mod -not -path '*/testdata/*' | sort); do
       go test -race -count=1 -timeout 15m ./...
   ) || { echo "=== module $dir FAILED" >&2; status=1; }
 done
+
+# Installable: a module outside the repository resolves and builds the
+# repository's modules through a module proxy made from the tree.
+echo "=== release check"
+log=$(mktemp)
+if ./scripts/release-check.sh >"$log" 2>&1; then
+  tail -1 "$log"
+else
+  cat "$log" >&2
+  echo "=== release check FAILED" >&2
+  status=1
+fi
+rm -f "$log"
 
 echo "=== chaos mutation self-test"
 ./chaos/mutation/run.sh || status=1
