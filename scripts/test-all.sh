@@ -2,9 +2,11 @@
 # Runs every check CI runs: gofmt, then go mod tidy, go vet, staticcheck and
 # go test -race in every Go module of the repository, the installability
 # check (release-check.sh: a consumer module builds through a module proxy
-# made from the tree), then the chaos suite's mutation self-test (every
+# made from the tree), the conformance suite and the adapters' tests again
+# against valkey-server, then the chaos suite's mutation self-test (every
 # deliberate defect must make a short scenario fail). Installs redis-server
-# where it is missing (ensure-redis.sh).
+# and valkey-server where they are missing (ensure-redis.sh,
+# ensure-valkey.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each module is checked on its own go.mod, as its users build it; go.work is
@@ -12,6 +14,7 @@ cd "$(dirname "$0")/.."
 export GOWORK=off
 
 ./scripts/ensure-redis.sh
+./scripts/ensure-valkey.sh
 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then
@@ -49,6 +52,16 @@ else
   status=1
 fi
 rm -f "$log"
+
+# Valkey beside Redis: the tests start their servers with the binary that
+# QUORUMLOCK_SERVER names (internal/redisproc). The race detector has had its
+# run above; this pass is about the server.
+for target in .:./redlocktest/... adapters/goredis:./... adapters/rueidis:./... adapters/valkeygo:./...; do
+  dir=${target%%:*} pkgs=${target#*:}
+  echo "=== $dir $pkgs against valkey-server"
+  (cd "$dir" && QUORUMLOCK_SERVER=valkey-server go test -count=1 -timeout 10m "$pkgs") ||
+    { echo "=== $dir against valkey-server FAILED" >&2; status=1; }
+done
 
 echo "=== chaos mutation self-test"
 ./chaos/mutation/run.sh || status=1
