@@ -4,7 +4,8 @@
 // at those versions, through which a module outside the repository
 // resolves and builds them (scripts/release-check.sh).
 //
-// Usage, from anywhere in the repository:
+// Usage, from the repository's root (go.work includes this module; with
+// GOWORK=off, run "go run . ..." in scripts/release):
 //
 //	go run ./scripts/release proxy DIR   # write a file-based module proxy (GOPROXY=file://DIR)
 //	go run ./scripts/release sync        # make every go.mod require the repository's modules at their versions
