@@ -69,7 +69,11 @@ func newOursGoredis(addrs []string, s Settings) (Locker, error) {
 	g := &goredisLocker{clients: newGoredisClients(addrs, s), ttl: s.TTL}
 	nodes := make([]redlock.Node, len(addrs))
 	for i, c := range g.clients {
-		n := goredis.New(c)
+		n, err := goredis.New(c)
+		if err != nil {
+			g.Close()
+			return nil, err
+		}
 		g.nodes = append(g.nodes, n)
 		nodes[i] = n
 	}

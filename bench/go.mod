@@ -13,9 +13,9 @@ require (
 	github.com/bsm/redislock v0.9.4
 	github.com/go-redsync/redsync/v4 v4.17.0
 	github.com/gomodule/redigo v1.9.3
-	github.com/quorumlock/quorumlock v0.0.0-00010101000000-000000000000
-	github.com/quorumlock/quorumlock/adapters/goredis v0.0.0-00010101000000-000000000000
-	github.com/quorumlock/quorumlock/adapters/rueidis v0.0.0-00010101000000-000000000000
+	github.com/quorumlock/quorumlock v0.1.0
+	github.com/quorumlock/quorumlock/adapters/goredis v0.1.0
+	github.com/quorumlock/quorumlock/adapters/rueidis v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
 	github.com/redis/rueidis/rueidiscompat v1.0.79

@@ -8,7 +8,7 @@ require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/gomodule/redigo v1.9.3
 	github.com/ory/dockertest/v3 v3.12.0
-	github.com/quorumlock/quorumlock v0.0.0-00010101000000-000000000000
+	github.com/quorumlock/quorumlock v0.1.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.20.0
 )

@@ -15,22 +15,26 @@ import (
 	"github.com/quorumlock/quorumlock/internal/redisproc"
 )
 
-// ErrNoRedisServer is the error of StartMaster when redis-server is not on
-// PATH.
-var ErrNoRedisServer = errors.New("redlocktest: redis-server not on PATH")
+// ErrNoRedisServer is the error of StartMaster when the server binary
+// (redis-server, or the one $QUORUMLOCK_SERVER names) is not on PATH.
+var ErrNoRedisServer = errors.New("redlocktest: server binary not on PATH")
 
 // Master is a real redis-server process on a free port of 127.0.0.1,
 // without persistence, for tests of code that talks to Redis (a Node
 // implementation, a program that takes locks). Its methods are safe for
 // concurrent use.
+//
+// The environment variable QUORUMLOCK_SERVER names another binary that
+// takes redis-server's options, so that the same tests run against Valkey:
+// QUORUMLOCK_SERVER=valkey-server go test ./...
 type Master struct{ s *redisproc.Server }
 
 // StartMaster starts a master with args as extra "--name value" arguments
 // and waits until it answers PING. Close stops it. It is for TestMain and
 // Examples, which have no testing.TB; tests use NewMaster.
 func StartMaster(args ...string) (*Master, error) {
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		return nil, ErrNoRedisServer
+	if _, err := exec.LookPath(redisproc.DefaultBinary()); err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrNoRedisServer, redisproc.DefaultBinary())
 	}
 	s, err := redisproc.Start(redisproc.Options{Args: args})
 	if err != nil {
@@ -40,8 +44,8 @@ func StartMaster(args ...string) (*Master, error) {
 }
 
 // NewMaster starts a master for tb and stops it when tb ends. It skips tb
-// when redis-server is not on PATH and fails it when the master does not
-// start.
+// when the server binary is not on PATH and fails it when the master does
+// not start.
 func NewMaster(tb testing.TB, args ...string) *Master {
 	tb.Helper()
 	m, err := StartMaster(args...)

@@ -12,8 +12,9 @@ import (
 )
 
 // TestNode checks that the Nodes newNode makes (one per address of a real
-// redis-server master that TestNode starts itself on a free loopback port;
-// it skips when redis-server is not on PATH) follow the redlock.Node
+// redis-server master that TestNode starts itself on a free loopback port,
+// or valkey-server with QUORUMLOCK_SERVER=valkey-server; it skips when the
+// server is not on PATH) follow the redlock.Node
 // contract: reply conventions, script caching and EVAL fallback, error
 // replies, context bounds, and, when the Node is a redlock.Subscriber,
 // subscription.
@@ -73,10 +74,11 @@ import (
 // dead master, not a slow machine.
 func TestNode(t *testing.T, newNode func(t *testing.T, addr string) redlock.Node) {
 	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redlocktest: redis-server is not on PATH (install it, e.g. apt-get install -y redis-server): ", err)
+	bin := redisproc.DefaultBinary()
+	if _, err := exec.LookPath(bin); err != nil {
+		t.Skipf("redlocktest: %s is not on PATH (install it, e.g. apt-get install -y redis-server): %v", bin, err)
 	}
-	nodetest.Run(t, nodetest.Backend{Name: "redis-server", Start: startServers}, newNode)
+	nodetest.Run(t, nodetest.Backend{Name: bin, Start: startServers}, newNode)
 }
 
 // startServers starts n redis-server masters without persistence.

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Runs every check CI runs: gofmt, then go mod tidy, go vet, staticcheck and
-# go test -race in every Go module of the repository, then the chaos suite's
-# mutation self-test (every deliberate defect must make a short scenario
-# fail). Installs redis-server where it is missing (ensure-redis.sh).
+# go test -race in every Go module of the repository, the installability
+# check (release-check.sh: a consumer module builds through a module proxy
+# made from the tree), the conformance suite and the adapters' tests again
+# against valkey-server, then the chaos suite's mutation self-test (every
+# deliberate defect must make a short scenario fail). Installs redis-server
+# and valkey-server where they are missing (ensure-redis.sh,
+# ensure-valkey.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each module is checked on its own go.mod, as its users build it; go.work is
@@ -10,6 +14,7 @@ cd "$(dirname "$0")/.."
 export GOWORK=off
 
 ./scripts/ensure-redis.sh
+./scripts/ensure-valkey.sh
 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then
@@ -33,6 +38,29 @@ for mod in $(find . -name go.mod -not -path '*/testdata/*' | sort); do
       go run "$staticcheck" ./... &&
       go test -race -count=1 -timeout 15m ./...
   ) || { echo "=== module $dir FAILED" >&2; status=1; }
+done
+
+# Installable: a module outside the repository resolves and builds the
+# repository's modules through a module proxy made from the tree.
+echo "=== release check"
+log=$(mktemp)
+if ./scripts/release-check.sh >"$log" 2>&1; then
+  tail -1 "$log"
+else
+  cat "$log" >&2
+  echo "=== release check FAILED" >&2
+  status=1
+fi
+rm -f "$log"
+
+# Valkey beside Redis: the tests start their servers with the binary that
+# QUORUMLOCK_SERVER names (internal/redisproc). The race detector has had its
+# run above; this pass is about the server.
+for target in .:./redlocktest/... adapters/goredis:./... adapters/rueidis:./... adapters/valkeygo:./...; do
+  dir=${target%%:*} pkgs=${target#*:}
+  echo "=== $dir $pkgs against valkey-server"
+  (cd "$dir" && QUORUMLOCK_SERVER=valkey-server go test -count=1 -timeout 10m "$pkgs") ||
+    { echo "=== $dir against valkey-server FAILED" >&2; status=1; }
 done
 
 echo "=== chaos mutation self-test"

@@ -3,14 +3,25 @@
 // keeps their client, with its Cluster, Sentinel, TLS and tracing set-up,
 // and takes Redlock locks over it:
 //
-//	nodes := []redlock.Node{goredis.New(rdb1), goredis.New(rdb2), goredis.New(rdb3)}
-//	locker, err := redlock.New(nodes, redlock.Config{})
+//	node, err := goredis.New(rdb) // one Node per master
+//	...
+//	locker, err := redlock.New([]redlock.Node{node1, node2, node3}, redlock.Config{})
 //
-// Each client given to New is one master of the quorum: a plain *redis.Client,
-// a *redis.ClusterClient (the whole cluster is one master; a lock's keys
-// share the {key} hash tag, so each script runs in one slot), or a failover
-// (Sentinel) client. A *redis.Ring is refused: it moves keys to another
-// shard when one is down, which can hand a held lock to a second holder.
+// # What is one master
+//
+// A Locker counts one vote per Node, so each client given to New must be
+// exactly one master: a plain *redis.Client, a failover client that
+// follows the master of a Sentinel master set (redis.NewFailoverClient, or
+// redis.NewUniversalClient with MasterName), or a *redis.ClusterClient over
+// one Redis Cluster (the whole cluster is one master; a lock's keys share
+// the {key} hash tag, so each script runs in one slot). New refuses, before
+// anything is sent, a *redis.Ring (ErrRing: it moves keys to another shard
+// when one is down, which can hand a held lock to a second holder) and a
+// ClusterClient with several seed addresses (ErrSeveralMasters):
+// redis.NewUniversalClient makes one from UniversalOptions with several
+// Addrs and no MasterName, so three independent masters' addresses would
+// become one vote. NewCluster takes a ClusterClient whose several seeds
+// are nodes of one cluster.
 //
 // # Safety
 //
@@ -22,11 +33,18 @@
 // quorum's safety by the usual rules: persistence (appendfsync always) or
 // a restart delay longer than the longest TTL, and no failover within it.
 //
-// # Transport
+// # Versions
 //
-// It needs go-redis v9.23.0 or later: earlier v9 releases deliver a RESP3
-// pub/sub reply late (at the next health-check PING, 3s) when it arrives
-// while the PubSub's reader waits, which delays wake on release.
+// It needs go-redis v9.20.0 or later: v9.18 and earlier resend a command
+// whose reply was lost (they have no Cmder.NoRetry), and v9.19 waits for
+// ever for a master that accepts a connection and never answers its
+// HELLO. Avoid v9.20.1 to v9.21.x: they deliver a pub/sub message only
+// when the next one arrives (at the next health-check PING, up to 3s
+// later), so a waiter is woken by its backoff poll instead of the release.
+// On v9.20.0 a lock cycle over three masters measured as fast as on v9.23,
+// within noise.
+//
+// # Transport
 //
 // Every command goes out at most once: the adapter marks its commands as not
 // retryable, so go-redis's retries (MaxRetries, and a ClusterClient's retries
@@ -37,6 +55,22 @@
 // WriteTimeout, which should therefore stay short (the go-redis default of
 // 3s is fine). A call made while such commands run goes out only after they
 // returned, so that a release never reaches the master, on another pooled
-// connection, before the acquire it follows. Connection set-up is bounded by the client's DialTimeout, not
-// by the call that triggered it.
+// connection, before the acquire it follows. Connection set-up is bounded by
+// the client's DialTimeout, not by the call that triggered it.
+//
+// A call that needs a new connection also ends when go-redis's dial
+// fails, with the dial's error (go-redis itself retries a failed dial five
+// times, 100ms apart, before it gives up), and a call made while the
+// master refuses connections and none is left in the client's pool fails
+// at once with the last one; the command still goes on in go-redis, which
+// redials. So a wrong address reads "connection refused" in a
+// redlock.QuorumError, not "no answer within the node timeout", and an
+// error of a call whose context ended carries the last connection error.
+// This needs a hook on the client's dials (New adds it to a *redis.Client;
+// a ClusterClient's calls only time out).
+//
+// Wake on release uses one PubSub connection per Node, opened on the first
+// wait and closed with the last one or Node.Close, through a
+// pubsub.Registry: it pings the connection every 3s, and redials and
+// subscribes again, waking every waiter once, when the connection breaks.
 package goredis

@@ -56,7 +56,10 @@ func newLocker(addrs []string) (*redlock.Locker, func()) {
 	)
 	for _, addr := range addrs {
 		rdb := redis.NewClient(&redis.Options{Addr: addr})
-		node := goredis.New(rdb)
+		node, err := goredis.New(rdb)
+		if err != nil {
+			log.Fatal(err) // a Ring, or several masters in one client
+		}
 		nodes = append(nodes, node)
 		closers = append(closers, node.Close, rdb.Close)
 	}

@@ -1,12 +1,12 @@
 module github.com/quorumlock/quorumlock/adapters/goredis
 
-go 1.26.0
+go 1.25.0
 
 replace github.com/quorumlock/quorumlock => ../..
 
 require (
-	github.com/quorumlock/quorumlock v0.0.0-00010101000000-000000000000
-	github.com/redis/go-redis/v9 v9.23.0
+	github.com/quorumlock/quorumlock v0.1.0
+	github.com/redis/go-redis/v9 v9.20.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -16,5 +16,4 @@ require (
 	github.com/hashicorp/errwrap v1.0.0 // indirect
 	github.com/hashicorp/go-multierror v1.1.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 )

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/quorumlock/quorumlock/internal/inorder"
+	"github.com/quorumlock/quorumlock/pubsub"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/go-redis/v9"
 )
@@ -17,8 +18,8 @@ import (
 type Node struct {
 	c     redis.UniversalClient
 	addr  string
-	err   error // non-nil: the client cannot be a master; every call fails with it
-	subs  subscriber
+	conn  *connState // nil when the Node cannot watch c's dials (a ClusterClient)
+	subs  *pubsub.Registry
 	calls inorder.Calls // keeps a command from overtaking one whose caller gave up
 }
 
@@ -28,32 +29,57 @@ var (
 	_ redlock.PreparedEvaler = (*Node)(nil)
 )
 
-// ErrRing is returned by every call of a Node made over a *redis.Ring: a
-// ring rehashes a key to another shard while its shard is down, so a second
-// holder could be granted a lock that the first shard still holds.
-var ErrRing = errors.New("goredis: a *redis.Ring cannot be a lock master (it moves keys between shards)")
-
-// New returns a Node over c. The caller keeps c, and closes it after
-// closing the Node; the Node only adds its own pub/sub connection, opened on
-// the first Subscribe.
+// New returns a Node over c, which must be one master: a *redis.Client (one
+// server, or the master of a Sentinel master set, from
+// redis.NewFailoverClient), or a *redis.ClusterClient over one Redis
+// Cluster (the whole cluster is one master) whose options name one seed
+// address. It refuses a *redis.Ring (ErrRing), and a ClusterClient with
+// several seed addresses (ErrSeveralMasters): redis.NewUniversalClient
+// makes one from several Addrs, which would merge several masters into
+// one vote. For a cluster given several seeds, use NewCluster.
 //
-// c may be a *redis.Client (one master, or a failover client that follows
-// Sentinel), or a *redis.ClusterClient (the whole cluster is one master).
-// Over a *redis.Ring every call fails with ErrRing. The Node's commands are
-// never retried by go-redis, whatever c's MaxRetries (see the package
-// documentation), so c need not be configured for the Node.
+// The caller keeps c, and closes it after closing the Node; the Node only
+// adds its own pub/sub connection, opened on the first Subscribe, and, to a
+// *redis.Client, a hook that watches its dials (so that a call to a
+// master that refuses connections fails with the dial's error at once,
+// instead of waiting for go-redis's dial retries until its context ends;
+// add the Node before c is shared by goroutines, as for any AddHook). The
+// Node's commands are never retried by go-redis, whatever c's MaxRetries
+// (see the package documentation), so c need not be configured for the
+// Node.
 //
 // Addr is c's address: Options().Addr for a *redis.Client, "cluster:" and
 // the seed addresses joined by commas for a *redis.ClusterClient. A failover
 // client (whose go-redis Options name no master) and any other
 // UniversalClient get their type and pointer, e.g. "FailoverClient@0xc000123456";
 // unique within a process, as a Locker requires.
-func New(c redis.UniversalClient) *Node {
-	n := &Node{c: c, addr: addrOf(c)}
-	if _, ok := c.(*redis.Ring); ok {
-		n.err = ErrRing
+func New(c redis.UniversalClient) (*Node, error) {
+	if err := checkMaster(c, false); err != nil {
+		return nil, err
 	}
-	n.subs.n = n
+	return newNode(c), nil
+}
+
+// NewCluster returns a Node over a *redis.ClusterClient whose seed
+// addresses are all nodes of one Redis Cluster: the whole cluster is one
+// master, whose lock keys share one hash slot. Use it for a cluster given
+// several seeds, which New refuses since it cannot tell them from several
+// independent masters. Otherwise it is New.
+func NewCluster(c *redis.ClusterClient) (*Node, error) {
+	if err := checkMaster(c, true); err != nil {
+		return nil, err
+	}
+	return newNode(c), nil
+}
+
+func newNode(c redis.UniversalClient) *Node {
+	n := &Node{c: c, addr: addrOf(c)}
+	if rc, ok := c.(*redis.Client); ok {
+		n.conn = newConnState()
+		n.conn.connected = rc.PoolStats().TotalConns > 0
+		rc.AddHook(n.conn)
+	}
+	n.subs = pubsub.New(pubsub.Config{Dial: n.dialPubSub})
 	return n
 }
 
@@ -85,12 +111,13 @@ func (n *Node) Addr() string { return n.addr }
 func (n *Node) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 	all := make([]any, 0, 1+len(args))
 	all = append(all, cmd)
-	return n.process(ctx, append(all, args...))
+	return n.process(ctx, append(all, args...), false)
 }
 
 // Eval runs the Lua script src by its SHA1 hex digest hash (EVALSHA), and
 // sends its source (EVAL) only when the master answers NOSCRIPT: a command
-// that may have reached the master is never sent again. Replies as for Do.
+// that may have reached the master is never sent again. The EVAL goes out
+// even when ctx has ended meanwhile. Replies as for Do.
 func (n *Node) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
 	cmdArgs := make([]any, 0, 2+len(keys)+len(args))
 	cmdArgs = append(cmdArgs, hash, len(keys))
@@ -106,11 +133,11 @@ func (n *Node) Eval(ctx context.Context, hash, src string, keys []string, args .
 func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error) {
 	all := make([]any, 0, 1+len(cmdArgs))
 	all = append(append(all, "evalsha"), cmdArgs...)
-	reply, err := n.process(ctx, all)
+	reply, err := n.process(ctx, all, false)
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 		all[0] = "eval"
 		all[1] = src
-		reply, err = n.process(ctx, all)
+		reply, err = n.process(ctx, all, true)
 	}
 	return reply, err
 }
@@ -126,22 +153,24 @@ func (onceCmd) NoRetry() bool { return true }
 // process runs one command and converts its reply. The command runs on its
 // own goroutine under a context that keeps ctx's values but not its end, so
 // that connection set-up is bounded by the client's DialTimeout and not by
-// this call; the caller returns when ctx ends. A command made after such a
-// caller returned goes out only once that command returned
+// this call; the caller returns when ctx ends, or, when the call needs a
+// new connection, when a dial fails (connstate.go). A command made after
+// such a caller returned goes out only once that command returned
 // (inorder.Calls): the client spreads commands over its pool's
 // connections, and a release sent on another connection could otherwise
 // reach the master before the acquire it follows, which then leaves the
 // lock there.
-func (n *Node) process(ctx context.Context, args []any) (any, error) {
-	if n.err != nil {
-		return nil, n.err
-	}
-	if err := ctx.Err(); err != nil {
+//
+// A command is not sent when ctx has ended before, unless it is the EVAL
+// that follows a NOSCRIPT (fallback): the script did not run, and goes
+// out as a command whose caller gave up does.
+func (n *Node) process(ctx context.Context, args []any, fallback bool) (any, error) {
+	if err := ctx.Err(); err != nil && !fallback {
 		return nil, n.wrap(ctx, err)
 	}
 	cmd := onceCmd{redis.NewCmd(ctx, args...)}
-	if !n.calls.Do(ctx, func() { _ = n.c.Process(context.WithoutCancel(ctx), cmd) }) {
-		return nil, n.wrap(ctx, ctx.Err())
+	if err := n.send(ctx, cmd); err != nil {
+		return nil, err
 	}
 	reply, err := cmd.Result()
 	switch {
@@ -153,22 +182,54 @@ func (n *Node) process(ctx context.Context, args []any) (any, error) {
 	return reply, nil
 }
 
+// send runs cmd, in order, and returns nil once it returned, or the error
+// for which its caller gave up: ctx's, or a failed dial's (connstate.go).
+func (n *Node) send(ctx context.Context, cmd redis.Cmder) error {
+	run := func() { _ = n.c.Process(context.WithoutCancel(ctx), cmd) }
+	var failed context.Context
+	if n.conn != nil {
+		failed = n.conn.watch(n.c)
+	}
+	if failed == nil {
+		if n.calls.Do(ctx, run) {
+			return nil
+		}
+		return n.wrap(ctx, ctx.Err())
+	}
+	wait, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(failed, cancel)()
+	if n.calls.Do(wait, run) {
+		return nil
+	}
+	if ctx.Err() == nil {
+		// The caller still waits: the dial's error is the call's.
+		return fmt.Errorf("goredis: %s: %w", n.addr, context.Cause(failed))
+	}
+	return n.wrap(ctx, ctx.Err())
+}
+
 // wrap keeps a Redis error reply as it is (it matches redis.Error) and
-// prefixes any other error with the node's address.
+// prefixes any other error with the node's address. An error of an ended
+// ctx also carries the client's last dial error, if its last dial failed.
 func (n *Node) wrap(ctx context.Context, err error) error {
 	var rerr redis.Error
 	if errors.As(err, &rerr) {
 		return err
 	}
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("goredis: %s: %w: %w", n.addr, cerr, err)
+	if cerr := ctx.Err(); cerr != nil {
+		if !errors.Is(err, cerr) {
+			err = fmt.Errorf("%w: %w", cerr, err)
+		}
+		if n.conn != nil {
+			if lastErr := n.conn.err(); lastErr != nil {
+				return fmt.Errorf("goredis: %s: %w (last connection error: %w)", n.addr, err, lastErr)
+			}
+		}
 	}
 	return fmt.Errorf("goredis: %s: %w", n.addr, err)
 }
 
 // Close ends the Node's pub/sub connection, if any, and waits for its
 // goroutines. It does not close the go-redis client, which the caller owns.
-func (n *Node) Close() error {
-	n.subs.close()
-	return nil
-}
+func (n *Node) Close() error { return n.subs.Close() }

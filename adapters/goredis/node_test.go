@@ -23,7 +23,11 @@ func newNode(t *testing.T, addr string) *goredis.Node {
 
 func nodeOver(t *testing.T, c redis.UniversalClient) *goredis.Node {
 	t.Helper()
-	n := goredis.New(c)
+	n, err := goredis.New(c)
+	if err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		n.Close()
 		c.Close()
@@ -194,14 +198,6 @@ func TestClusterClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-ch // the release was announced through the cluster's pub/sub
-}
-
-func TestRingRefused(t *testing.T) {
-	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}})
-	n := nodeOver(t, ring)
-	if _, err := n.Do(context.Background(), "PING"); !errors.Is(err, goredis.ErrRing) {
-		t.Errorf("Do over a Ring: %v, want ErrRing", err)
-	}
 }
 
 func TestAddr(t *testing.T) {

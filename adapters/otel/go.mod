@@ -5,7 +5,7 @@ go 1.25.0
 replace github.com/quorumlock/quorumlock => ../..
 
 require (
-	github.com/quorumlock/quorumlock v0.0.0-00010101000000-000000000000
+	github.com/quorumlock/quorumlock v0.1.0
 	go.opentelemetry.io/otel v1.46.0
 	go.opentelemetry.io/otel/metric v1.46.0
 	go.opentelemetry.io/otel/sdk v1.46.0

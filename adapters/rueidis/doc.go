@@ -4,20 +4,31 @@
 // Redlock locks over it.
 //
 // Its name is the upstream package's, so import one of them under another
-// name:
+// name. Open makes a Node with a client of its own, made at its first call,
+// so that a service starts while a master is down (rueidis.NewClient fails
+// when it cannot connect):
 //
 //	import (
 //		rueidisnode "github.com/quorumlock/quorumlock/adapters/rueidis"
 //		"github.com/redis/rueidis"
 //	)
 //
-//	nodes := []redlock.Node{rueidisnode.New(c1), rueidisnode.New(c2), rueidisnode.New(c3)}
+//	var nodes []redlock.Node
+//	for _, addr := range []string{"redis-a:6379", "redis-b:6379", "redis-c:6379"} {
+//		node, err := rueidisnode.Open(rueidis.ClientOption{InitAddress: []string{addr}})
+//		if err != nil {
+//			return err // an option under which a lock command could be sent twice
+//		}
+//		nodes = append(nodes, node)
+//	}
 //	locker, err := redlock.New(nodes, redlock.Config{})
 //
-// Each client given to New is one master of the quorum: a client of one
-// Redis server, a Sentinel client, or a cluster client (the whole cluster is
-// one master; a lock's keys share the {key} hash tag, so each script runs
-// in one slot).
+// New takes a client made by the caller instead, to share it with other
+// code.
+//
+// Each Node is one master of the quorum: a client of one Redis server, a
+// Sentinel client, or a cluster client (the whole cluster is one master; a
+// lock's keys share the {key} hash tag, so each script runs in one slot).
 //
 // # Client options: ConnLifetime must stay 0
 //
@@ -28,10 +39,11 @@
 // switched off per command: with ClientOption.ConnLifetime set, rueidis
 // retires a connection when its lifetime ends, and if the master has not
 // answered within a second it sends the commands that were in flight on it
-// once more, so a lock script can run twice. The
-// options of a rueidis.Client cannot be read back, so New cannot refuse
-// such a client: leave ConnLifetime at 0. Set DisableRetry to true as well,
-// so that the rest of the client's traffic is not resent either.
+// once more, so a lock script can run twice. Open refuses such options;
+// the options of a rueidis.Client cannot be read back, so New cannot
+// refuse such a client: leave ConnLifetime at 0. Set DisableRetry to true
+// as well (Open does), so that the rest of the client's traffic is not
+// resent either.
 //
 // # Safety
 //
@@ -56,5 +68,6 @@
 // not by the call that triggered it. Commands share rueidis's auto-pipelined
 // connections; wake on release uses one dedicated connection per Node
 // (rueidis's Dedicate), opened on the first Subscribe, closed with the last
-// unsubscribe or Node.Close.
+// unsubscribe or Node.Close, through a pubsub.Registry, which redials it and
+// subscribes again, waking every waiter once, when it breaks.
 package rueidis

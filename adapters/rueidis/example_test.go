@@ -47,32 +47,44 @@ func Example_threeMasters() {
 	// second service holds the lock
 }
 
-// newLocker returns a Locker over one rueidis client per master address,
-// and a function that closes them.
+// A service starts while one of its three masters is down: Open makes
+// each Node's client at its first call, so the Locker is built at once,
+// and locks are taken with the two masters that answer.
+func Example_masterDown() {
+	ctx := context.Background()
+	locker, closeAll := newLocker([]string{masters[0], masters[1], down})
+	defer closeAll()
+
+	lock, err := locker.Lock(ctx, "nightly-report", 10*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("locked with two of three masters")
+	lock.Unlock(ctx)
+	// Output:
+	// locked with two of three masters
+}
+
+// newLocker returns a Locker over one Node per master address, each with
+// a rueidis client of its own, made at its first call, and a function
+// that closes them.
 func newLocker(addrs []string) (*redlock.Locker, func()) {
-	var (
-		nodes   []redlock.Node
-		closers []func()
-	)
+	var nodes []redlock.Node
 	for _, addr := range addrs {
-		c, err := rueidis.NewClient(rueidis.ClientOption{
-			InitAddress:  []string{addr},
-			DisableRetry: true, // and ConnLifetime 0: never resend a lock command
-		})
+		node, err := rueidisnode.Open(rueidis.ClientOption{InitAddress: []string{addr}})
 		if err != nil {
-			log.Fatal(err)
+			log.Fatal(err) // an option under which a lock command could be sent twice
 		}
-		node := rueidisnode.New(c)
 		nodes = append(nodes, node)
-		closers = append(closers, func() { node.Close() }, c.Close)
+	}
+	closeAll := func() {
+		for _, n := range nodes {
+			n.(*rueidisnode.Node).Close()
+		}
 	}
 	locker, err := redlock.New(nodes, redlock.Config{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	return locker, func() {
-		for _, c := range closers {
-			c()
-		}
-	}
+	return locker, closeAll
 }

@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 
-	"github.com/quorumlock/quorumlock/internal/inorder"
+	"github.com/quorumlock/quorumlock/nodeutil"
+	"github.com/quorumlock/quorumlock/pubsub"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/rueidis"
 )
@@ -18,10 +17,9 @@ import (
 // redlock.Node, redlock.Subscriber and redlock.PreparedEvaler. Its methods
 // are safe for concurrent use.
 type Node struct {
-	c     rueidis.Client
-	addr  string
-	subs  subscriber
-	calls inorder.Calls // keeps a command from overtaking one whose caller gave up
+	exec *nodeutil.Exec[rueidis.Client] // Do, Eval, EvalPrepared
+	own  *nodeutil.Lazy[rueidis.Client] // Open's client; nil for New's
+	subs *pubsub.Registry
 }
 
 var (
@@ -32,7 +30,9 @@ var (
 
 // New returns a Node over c. The caller keeps c, and closes it after
 // closing the Node; the Node only adds its own pub/sub connection, taken
-// from c on the first Subscribe.
+// from c on the first Subscribe. A service whose masters may be down when
+// it starts makes its Nodes with Open instead: rueidis.NewClient fails
+// when it cannot connect.
 //
 // c may reach one master (a standalone client, or a Sentinel client that
 // follows one), or a Redis Cluster (the whole cluster is one master; a
@@ -48,35 +48,36 @@ var (
 // retries only read-only commands, and the Node marks none so), but it keeps
 // the rest of c's traffic from being resent too.
 //
-// Addr is the master's address for a standalone client, "cluster:" and the
-// cluster nodes known at New joined by commas for a cluster client, and
+// Addr is the master's address for a standalone client, "cluster:" and
+// the cluster nodes known at New joined by commas for a cluster client, and
 // the client's type and pointer for any other client (a Sentinel client's
 // master moves), e.g. "*rueidis.sentinelClient@0xc000123456": unique within
 // a process, as a Locker requires.
 func New(c rueidis.Client) *Node {
-	n := &Node{c: c, addr: addrOf(c)}
-	n.subs.n = n
+	return newNode(addrOf(c), func(context.Context) (rueidis.Client, error) { return c, nil }, nil)
+}
+
+// newNode returns a Node named addr whose client comes from client; own
+// is set when the Node owns it.
+func newNode(addr string, client func(context.Context) (rueidis.Client, error), own *nodeutil.Lazy[rueidis.Client]) *Node {
+	n := &Node{own: own, exec: &nodeutil.Exec[rueidis.Client]{
+		Name:       "rueidis",
+		Addr:       addr,
+		Client:     client,
+		Send:       send,
+		Reply:      reply,
+		IsNoScript: isNoScript,
+	}}
+	n.subs = pubsub.New(pubsub.Config{Dial: n.dialPubSub})
 	return n
 }
 
 func addrOf(c rueidis.Client) string {
-	switch c.Mode() {
-	case rueidis.ClientModeStandalone:
-		if nodes := c.Nodes(); len(nodes) == 1 {
-			for addr := range nodes {
-				return addr
-			}
-		}
-	case rueidis.ClientModeCluster:
-		if nodes := c.Nodes(); len(nodes) > 0 {
-			return "cluster:" + strings.Join(slices.Sorted(maps.Keys(nodes)), ",")
-		}
-	}
-	return fmt.Sprintf("%T@%p", c, c)
+	return nodeutil.ClientName(c, string(c.Mode()), slices.Collect(maps.Keys(c.Nodes())))
 }
 
-// Addr returns the master's name (see New).
-func (n *Node) Addr() string { return n.addr }
+// Addr returns the master's name (see New and Open).
+func (n *Node) Addr() string { return n.exec.Addr }
 
 // Do sends one command, once, and returns its reply: nil for a nil reply
 // (rueidis's Nil error becomes a nil reply and a nil error), a status or
@@ -84,8 +85,8 @@ func (n *Node) Addr() string { return n.addr }
 // array as []any, and a Redis error reply as an error that matches
 // *rueidis.RedisError with errors.As (transport errors do not), whose
 // message is the master's (rueidis drops the "ERR " prefix of a generic
-// error reply; the Node keeps it). Arguments are
-// formatted as redigo does: strings and []byte as they are, numbers in
+// error reply; the Node keeps it). Arguments are formatted as redigo does
+// (nodeutil.FormatArg): strings and []byte as they are, numbers in
 // decimal, bool as 1 or 0, nil as "". It returns when ctx ends, with an
 // error that matches ctx.Err().
 //
@@ -93,114 +94,74 @@ func (n *Node) Addr() string { return n.addr }
 // command goes to any node and follows its MOVED redirection, which the
 // master answers without running the command.
 func (n *Node) Do(ctx context.Context, cmd string, args ...any) (any, error) {
-	sargs := make([]string, 0, 1+len(args))
-	sargs = append(sargs, cmd)
-	sargs = appendArgs(sargs, args)
-	return n.process(ctx, func(b rueidis.Builder) rueidis.Completed {
-		return b.Arbitrary(sargs...).Build()
-	})
+	return n.exec.Do(ctx, cmd, args...)
 }
 
 // Eval runs the Lua script src by its SHA1 hex digest hash (EVALSHA), and
 // sends its source (EVAL) only when the master answers NOSCRIPT: a command
-// that may have reached the master is never sent again. Replies as for Do.
-// On a cluster client the keys must share a hash slot; if they do not, Eval
+// that may have reached the master is never sent again. The EVAL goes out
+// even when ctx has ended meanwhile. Replies as for Do. On a cluster client the keys must share a hash slot; if they do not, Eval
 // returns an error without sending anything.
 func (n *Node) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
-	return n.eval(ctx, hash, src, keys, appendArgs(make([]string, 0, len(args)), args))
+	return n.exec.Eval(ctx, hash, src, keys, args...)
 }
 
 // EvalPrepared is Eval with the EVALSHA argument list built by the caller:
 // the script's SHA1 hex digest, the number of keys, the keys, then the
 // arguments. It only reads cmdArgs.
 func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error) {
-	if len(cmdArgs) < 2 {
-		return nil, fmt.Errorf("rueidis: %s: prepared EVALSHA with %d arguments, want the hash and the number of keys", n.addr, len(cmdArgs))
-	}
-	s := appendArgs(make([]string, 0, len(cmdArgs)), cmdArgs)
-	nkeys, err := strconv.Atoi(s[1])
-	if err != nil || nkeys < 0 || nkeys > len(s)-2 {
-		return nil, fmt.Errorf("rueidis: %s: prepared EVALSHA: bad number of keys %q", n.addr, s[1])
-	}
-	return n.eval(ctx, s[0], src, s[2:2+nkeys], s[2+nkeys:])
+	return n.exec.EvalPrepared(ctx, src, cmdArgs)
 }
 
-func (n *Node) eval(ctx context.Context, hash, src string, keys, args []string) (any, error) {
-	nkeys := strconv.Itoa(len(keys))
-	script := func(cmd, script string) func(rueidis.Builder) rueidis.Completed {
-		return func(b rueidis.Builder) rueidis.Completed {
-			return b.Arbitrary(cmd, script, nkeys).Keys(keys...).Args(args...).Build()
-		}
+// send is the Node's nodeutil.Exec.Send. A command whose caller gave up
+// runs on under the client's Dialer.Timeout and ConnWriteTimeout; the
+// client spreads commands over several connections (PipelineMultiplex),
+// which is why Exec keeps later commands behind it.
+func send(ctx context.Context, c rueidis.Client, cmd, keys, args []string) (any, error) {
+	built, err := build(c.B(), cmd, keys, args)
+	if err != nil {
+		return nil, err
 	}
-	reply, err := n.process(ctx, script("EVALSHA", hash))
-	var rerr *rueidis.RedisError
-	if errors.As(err, &rerr) && rerr.IsNoScript() {
-		reply, err = n.process(ctx, script("EVAL", src))
+	reply, err := c.Do(ctx, built).ToAny()
+	if rueidis.IsRedisNil(err) {
+		return nil, nil
 	}
 	return reply, err
 }
 
-// process builds one command and runs it, once, and converts its reply. The
-// command runs on its own goroutine under a context that keeps ctx's values
-// but not its end, so that connection set-up is bounded by the client's
-// Dialer.Timeout and the command by its ConnWriteTimeout, not by this call;
-// the caller returns when ctx ends. A command made after such a caller
-// returned goes out only once that command returned (inorder.Calls): the
-// client spreads commands over several connections (PipelineMultiplex),
-// and a release sent on another connection would otherwise reach the
-// master before the acquire it follows, which then leaves the lock there.
-func (n *Node) process(ctx context.Context, build func(rueidis.Builder) rueidis.Completed) (any, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, n.wrap(ctx, err)
-	}
-	cmd, err := buildCmd(n.c.B(), build)
-	if err != nil {
-		return nil, fmt.Errorf("rueidis: %s: %w", n.addr, err)
-	}
-	var (
-		reply any
-		rerr  error
-	)
-	if !n.calls.Do(ctx, func() { reply, rerr = n.c.Do(context.WithoutCancel(ctx), cmd).ToAny() }) {
-		return nil, n.wrap(ctx, ctx.Err())
-	}
-	switch {
-	case rueidis.IsRedisNil(rerr):
-		return nil, nil
-	case rerr != nil:
-		return nil, n.wrap(ctx, rerr)
-	}
-	return reply, nil
-}
-
-// buildCmd runs build, turning the panics of rueidis's command builder
+// build builds one command, turning the panics of rueidis's command builder
 // (keys in different slots on a cluster client, an empty command, a
-// SUBSCRIBE) into errors: nothing was sent.
-func buildCmd(b rueidis.Builder, build func(rueidis.Builder) rueidis.Completed) (cmd rueidis.Completed, err error) {
+// SUBSCRIBE) into errors: nothing is sent.
+func build(b rueidis.Builder, cmd, keys, args []string) (built rueidis.Completed, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("cannot build the command: %v", p)
 		}
 	}()
-	return build(b), nil
+	return b.Arbitrary(cmd...).Keys(keys...).Args(args...).Build(), nil
 }
 
-// wrap returns a Redis error reply with the master's message (it matches
-// *rueidis.RedisError) and prefixes any other error with the node's
-// address.
-func (n *Node) wrap(ctx context.Context, err error) error {
+// reply returns a Redis error reply with the master's message; it matches
+// *rueidis.RedisError.
+func reply(err error) (error, bool) {
 	if rerr, ok := rueidis.IsRedisErr(err); ok {
-		return replyError{rerr}
+		return replyError{rerr}, true
 	}
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("rueidis: %s: %w: %w", n.addr, cerr, err)
-	}
-	return fmt.Errorf("rueidis: %s: %w", n.addr, err)
+	return nil, false
+}
+
+func isNoScript(err error) bool {
+	var rerr *rueidis.RedisError
+	return errors.As(err, &rerr) && rerr.IsNoScript()
 }
 
 // Close ends the Node's pub/sub connection, if any, and waits for its
-// goroutine. It does not close the rueidis client, which the caller owns.
+// goroutines. It closes the client only when Open made it: New's client is
+// the caller's.
 func (n *Node) Close() error {
-	n.subs.close()
+	n.subs.Close()
+	if n.own != nil {
+		n.own.Close(rueidis.Client.Close)
+	}
 	return nil
 }

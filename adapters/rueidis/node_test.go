@@ -30,6 +30,20 @@ func newNode(t *testing.T, addr string) *rueidisnode.Node {
 	return nodeOver(t, opt)
 }
 
+// openNode returns a Node made by Open with the options the tests use; it
+// closes at the end of t.
+func openNode(t *testing.T, addrs ...string) *rueidisnode.Node {
+	t.Helper()
+	opt := options(addrs...)
+	opt.ForceSingleClient = len(addrs) == 1
+	n, err := rueidisnode.Open(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n
+}
+
 // nodeOver returns a Node over a new client with opt; both close at the
 // end of t.
 func nodeOver(t *testing.T, opt rueidis.ClientOption) *rueidisnode.Node {

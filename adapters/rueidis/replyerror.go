@@ -1,8 +1,7 @@
 package rueidis
 
 import (
-	"strings"
-
+	"github.com/quorumlock/quorumlock/nodeutil"
 	"github.com/redis/rueidis"
 )
 
@@ -15,28 +14,5 @@ type replyError struct{ *rueidis.RedisError }
 
 func (e replyError) Unwrap() error { return e.RedisError }
 
-// Error returns the message as the master sent it. Redis error replies
-// begin with an upper-case error code (ERR, WRONGTYPE, NOSCRIPT, ...); a
-// message that does not is one whose ERR rueidis removed.
-func (e replyError) Error() string {
-	msg := e.RedisError.Error()
-	if isErrorCode(msg) {
-		return msg
-	}
-	return "ERR " + msg
-}
-
-// isErrorCode reports whether msg begins with an error code: a word of
-// upper-case letters, digits, '-' or '_', ended by a space or the end.
-func isErrorCode(msg string) bool {
-	word, _, _ := strings.Cut(msg, " ")
-	if word == "" || word[0] < 'A' || word[0] > 'Z' {
-		return false
-	}
-	for _, r := range word {
-		if (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '-' && r != '_' {
-			return false
-		}
-	}
-	return true
-}
+// Error returns the message as the master sent it.
+func (e replyError) Error() string { return nodeutil.ReplyMessage(e.RedisError.Error()) }

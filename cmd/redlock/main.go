@@ -74,6 +74,7 @@ Commands:
   doctor   check each master against the safety conditions Redlock needs
   inspect  show who holds a key on each master
   unlock   release a holder's lock, or force a key free
+  version  print redlock's version and its module's
 
 Masters come from --nodes or, when it is absent, REDLOCK_NODES: a comma-
 separated list of host:port or redis://[user:password@]host:port[/db]
@@ -102,9 +103,11 @@ func cli(args []string, e env) int {
 		return cmdInspect(args[1:], e)
 	case "unlock":
 		return cmdUnlock(args[1:], e)
+	case "version", "--version":
+		return cmdVersion(args[1:], e)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(e.stdout, mainUsage)
 		return exitOK
 	}
-	return e.failf(exitUsage, "unknown command %q (want run, doctor, inspect or unlock; see redlock -h)", args[0])
+	return e.failf(exitUsage, "unknown command %q (want run, doctor, inspect, unlock or version; see redlock -h)", args[0])
 }

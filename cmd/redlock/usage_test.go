@@ -56,7 +56,7 @@ func TestBadInputGivesOneLine(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, sub := range []string{"run", "doctor", "inspect", "unlock"} {
+	for _, sub := range []string{"run", "doctor", "inspect", "unlock", "version"} {
 		for _, h := range []string{"-h", "--help"} {
 			r := redlockRun(t, "", sub, h)
 			if r.code != 0 || !strings.HasPrefix(r.stdout, "usage: redlock "+sub) || !strings.Contains(r.stdout, "Example") {

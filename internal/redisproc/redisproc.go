@@ -1,6 +1,9 @@
 // Package redisproc starts, stops, freezes and restarts real redis-server
-// processes on free loopback ports. The tests, the chaos harness and the
-// benchmarks all use it, so that every node they talk to is a real Redis.
+// (or valkey-server) processes on free loopback ports. The tests, the chaos
+// harness and the benchmarks all use it, so that every node they talk to is
+// a real Redis or Valkey. The environment variable QUORUMLOCK_SERVER picks
+// the server binary (default redis-server), so that every test that starts
+// servers runs against either, e.g. QUORUMLOCK_SERVER=valkey-server.
 package redisproc
 
 import (
@@ -20,7 +23,8 @@ import (
 // Options configures one redis-server process. The zero value starts a server
 // without persistence on a free port of 127.0.0.1.
 type Options struct {
-	// Binary is the redis-server executable; "" looks up "redis-server" on PATH.
+	// Binary is the server executable; "" means DefaultBinary(), looked up
+	// on PATH.
 	Binary string
 	// Port to listen on; 0 picks a free one (kept across restarts).
 	Port int
@@ -37,6 +41,20 @@ type Options struct {
 	// StartTimeout bounds how long Start waits for the server to answer PING;
 	// 0 means 10 seconds.
 	StartTimeout time.Duration
+}
+
+// ServerEnv is the environment variable that names the server binary
+// Start runs when Options.Binary is "": redis-server when it is unset,
+// valkey-server for Valkey (the two take the same options).
+const ServerEnv = "QUORUMLOCK_SERVER"
+
+// DefaultBinary returns the server binary Start runs when Options.Binary is
+// "": $QUORUMLOCK_SERVER, or "redis-server".
+func DefaultBinary() string {
+	if b := os.Getenv(ServerEnv); b != "" {
+		return b
+	}
+	return "redis-server"
 }
 
 // Server is one redis-server process. Its methods are safe for concurrent use.
@@ -58,11 +76,11 @@ var ErrNotRunning = errors.New("redisproc: server not running")
 // Start starts a redis-server and waits until it answers PING.
 func Start(opts Options) (*Server, error) {
 	if opts.Binary == "" {
-		opts.Binary = "redis-server"
+		opts.Binary = DefaultBinary()
 	}
 	bin, err := exec.LookPath(opts.Binary)
 	if err != nil {
-		return nil, fmt.Errorf("redisproc: %w (install it, e.g. apt-get install -y redis-server)", err)
+		return nil, fmt.Errorf("redisproc: %w (install it: scripts/ensure-redis.sh, or scripts/ensure-valkey.sh for valkey-server)", err)
 	}
 	opts.Binary = bin
 	if opts.StartTimeout <= 0 {

@@ -4,7 +4,7 @@ go 1.25.0
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
-	github.com/quorumlock/quorumlock v0.0.0
+	github.com/quorumlock/quorumlock v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 

@@ -1,23 +1,24 @@
-package rueidis
+package nodeutil
 
 import (
 	"fmt"
 	"strconv"
 )
 
-// appendArgs appends each argument formatted as redigo formats it, so that
-// a Node over rueidis sends what *pool.Node sends: strings and []byte as
-// they are, integers in decimal, floats in the shortest form that reads
-// back the same, bool as "1" or "0", nil as "", anything else with
-// fmt.Sprint.
-func appendArgs(dst []string, args []any) []string {
+// AppendArgs appends each argument formatted by FormatArg to dst.
+func AppendArgs(dst []string, args []any) []string {
 	for _, a := range args {
-		dst = append(dst, formatArg(a))
+		dst = append(dst, FormatArg(a))
 	}
 	return dst
 }
 
-func formatArg(a any) string {
+// FormatArg formats a command argument as redigo formats it, so that a
+// Node over a client that takes strings sends what *pool.Node sends:
+// strings and []byte as they are, integers in decimal, floats in the
+// shortest form that reads back the same, bool as "1" or "0", nil as "",
+// anything else with fmt.Sprint.
+func FormatArg(a any) string {
 	switch a := a.(type) {
 	case string:
 		return a
