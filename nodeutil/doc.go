@@ -1,10 +1,26 @@
-// Package nodeutil holds what a redlock.Node over a client library needs
-// besides wake on release (package pubsub), so that the adapters in this
-// repository, and one written elsewhere, share it instead of copying it:
-// arguments formatted as redigo (and so *pool.Node) formats them, an error
-// reply's message as the master sent it, the argument list of a prepared
-// script call taken apart, and a client made lazily, so that a Node can be
-// built while its master is down.
+// Package nodeutil holds what an implementation of redlock.Node needs
+// beyond its Redis client and wake on release (package pubsub), so that
+// *pool.Node, the adapters in this repository, and one written elsewhere
+// share it instead of copying it:
 //
-// It depends on the standard library only.
+//   - the transport rules that a lock's safety depends on, kept once:
+//     CheckShared refuses, before anything is sent, a command that would
+//     change the state of a connection other callers share (MULTI, SELECT,
+//     CLIENT REPLY, SUBSCRIBE, ...) or block it (BLPOP, XREAD BLOCK, ...),
+//     judging each argument by the text it goes on the wire as (WireText);
+//     EvalDetached runs a script call whose EVAL fallback after NOSCRIPT
+//     goes out also when the caller stopped waiting, as a release answered
+//     late must; Exec does all of it for a client whose commands are built
+//     from strings (rueidis, valkey-go);
+//   - durable grants' group commit (Committer: one probe write and one
+//     WAITAOF for every write before it);
+//   - arguments formatted as redigo (and so *pool.Node) formats them, an
+//     error reply's message as the master sent it, the argument list of a
+//     prepared script call taken apart, and a client made lazily, so that a
+//     Node can be built while its master is down.
+//
+// The order in which a Node delivers its commands does not matter to the
+// locks' safety: a release that overtakes its acquire leaves a tombstone
+// that refuses it (see package redlock). redlocktest.TestNode checks the
+// rules. It depends on the standard library only.
 package nodeutil

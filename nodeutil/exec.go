@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
-	"github.com/quorumlock/quorumlock/internal/inorder"
 )
 
 // Exec runs a Node's calls over a client library whose commands are built
@@ -20,13 +20,12 @@ import (
 //   - A script runs by its SHA1 hex digest (EVALSHA), and by its source
 //     (EVAL) only after the master answered NOSCRIPT, which means that it
 //     did not run. The EVAL goes out even when the caller's context has
-//     ended meanwhile, as a command whose caller gave up does.
+//     ended meanwhile (EvalDetached): a release answered NOSCRIPT after
+//     its node timeout must still run.
 //   - A call returns when its context ends; its command then runs on in
-//     the client, under the client's own timeouts. A call made while such
-//     commands run goes out only once they returned: a client that spreads
-//     commands over several connections would otherwise let a release
-//     reach the master before the acquire it follows, and the acquire
-//     would leave the lock there until its TTL.
+//     the client, under the client's own timeouts (a script call, until
+//     Linger past the caller's deadline). The order of the commands does
+//     not matter to the locks (package redlock's tombstones).
 //
 // Set its fields, then use it; it must not be copied after first use. Its
 // methods are safe for concurrent use.
@@ -51,8 +50,9 @@ type Exec[C any] struct {
 	// IsNoScript reports whether err, as Reply returned it, is the
 	// master's NOSCRIPT error reply.
 	IsNoScript func(err error) bool
-
-	calls inorder.Calls
+	// Linger is how long past its caller's deadline a script call goes
+	// on (EvalDetached); 0 means DefaultLinger.
+	Linger time.Duration
 }
 
 // Do sends one command with args formatted by FormatArg, once, and returns
@@ -60,7 +60,7 @@ type Exec[C any] struct {
 // matches ctx.Err().
 func (e *Exec[C]) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 	all := make([]string, 0, 1+len(args))
-	return e.run(ctx, AppendArgs(append(all, cmd), args), nil, nil, false)
+	return e.run(ctx, AppendArgs(append(all, cmd), args), nil, nil)
 }
 
 // Eval runs the Lua script src by its SHA1 hex digest hash (EVALSHA), and
@@ -82,36 +82,57 @@ func (e *Exec[C]) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (
 }
 
 func (e *Exec[C]) eval(ctx context.Context, hash, src string, keys, args []string) (any, error) {
-	nkeys := strconv.Itoa(len(keys))
-	reply, err := e.run(ctx, []string{"EVALSHA", hash, nkeys}, keys, args, false)
-	if err != nil && e.IsNoScript(err) {
-		reply, err = e.run(ctx, []string{"EVAL", src, nkeys}, keys, args, true)
+	if err := ctx.Err(); err != nil {
+		return nil, e.wrap(ctx, err) // never sent
 	}
-	return reply, err
+	c, err := e.Client(ctx)
+	if err != nil {
+		return nil, e.wrap(ctx, err)
+	}
+	linger := e.Linger
+	if linger <= 0 {
+		linger = DefaultLinger
+	}
+	nkeys := strconv.Itoa(len(keys))
+	reply, err := EvalDetached(ctx, linger,
+		func(ctx context.Context) (any, error) { return e.Send(ctx, c, []string{"EVALSHA", hash, nkeys}, keys, args) },
+		func(ctx context.Context) (any, error) { return e.Send(ctx, c, []string{"EVAL", src, nkeys}, keys, args) },
+		func(err error) bool { rerr, ok := e.Reply(err); return ok && e.IsNoScript(rerr) })
+	if err != nil {
+		return nil, e.wrap(ctx, err)
+	}
+	return reply, nil
 }
 
-// run sends one command in order (see Exec) and waits for its reply or
-// ctx. A command is not sent when ctx has ended before, unless it is the
-// EVAL that follows a NOSCRIPT (fallback).
-func (e *Exec[C]) run(ctx context.Context, cmd, keys, args []string, fallback bool) (any, error) {
-	if err := ctx.Err(); err != nil && !fallback {
+// run sends one command and waits for its reply or ctx; the command goes
+// on in the client when ctx ends first. A command is not sent when ctx has
+// ended before.
+func (e *Exec[C]) run(ctx context.Context, cmd, keys, args []string) (any, error) {
+	if err := ctx.Err(); err != nil {
 		return nil, e.wrap(ctx, err)
 	}
 	c, err := e.Client(ctx)
 	if err != nil {
 		return nil, e.wrap(ctx, err)
 	}
-	var (
+	type outcome struct {
 		reply any
-		rerr  error
-	)
-	if !e.calls.Do(ctx, func() { reply, rerr = e.Send(context.WithoutCancel(ctx), c, cmd, keys, args) }) {
+		err   error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		reply, err := e.Send(context.WithoutCancel(ctx), c, cmd, keys, args)
+		done <- outcome{reply, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil {
+			return nil, e.wrap(ctx, o.err)
+		}
+		return o.reply, nil
+	case <-ctx.Done():
 		return nil, e.wrap(ctx, ctx.Err())
 	}
-	if rerr != nil {
-		return nil, e.wrap(ctx, rerr)
-	}
-	return reply, nil
 }
 
 // wrap returns an error reply as Reply makes it, and prefixes any other

@@ -3,7 +3,7 @@ package pool
 import (
 	"fmt"
 
-	"github.com/quorumlock/quorumlock/nodekit"
+	"github.com/quorumlock/quorumlock/nodeutil"
 )
 
 // A Node's connections are shared: by every concurrent caller at once in
@@ -15,20 +15,20 @@ import (
 // connection, where it would hold up the replies of every other caller
 // (Config.Pooled runs them on a connection of their own). The command and
 // its arguments are judged by the text that goes on the wire, whatever
-// their Go types (nodekit.CheckShared).
+// their Go types (nodeutil.CheckShared).
 
 // ErrConnState is the error of a call whose command would change the
 // state of a shared connection; nothing was sent. Match it with errors.Is.
-var ErrConnState = nodekit.ErrConnState
+var ErrConnState = nodeutil.ErrConnState
 
 // ErrBlocking is the error of a blocking command on the pipelined shared
 // connection; nothing was sent. Config.Pooled allows them.
-var ErrBlocking = nodekit.ErrBlocking
+var ErrBlocking = nodeutil.ErrBlocking
 
 // checkShared returns an error matching ErrConnState or ErrBlocking when
 // cmd must not go out on a shared connection.
 func checkShared(cmd string, args []any, pipelined bool) error {
-	if err := nodekit.CheckShared(cmd, args, pipelined); err != nil {
+	if err := nodeutil.CheckShared(cmd, args, pipelined); err != nil {
 		return fmt.Errorf("pool: %w", err)
 	}
 	return nil

@@ -9,7 +9,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/quorumlock/quorumlock/nodekit"
+	"github.com/quorumlock/quorumlock/nodeutil"
 )
 
 // Durable grants (the redlock.DurableNode ability). A lock script's write
@@ -18,7 +18,7 @@ import (
 // local. Both wait for the writes of the connection they are sent on, and
 // block it meanwhile, so they never go on the shared pipelined connection:
 // a connection of their own writes a probe and waits for it
-// (nodekit.Committer, group commit), which confirms every write that ran on
+// (nodeutil.Committer, group commit), which confirms every write that ran on
 // the master before the probe, on any connection.
 
 // durables are a Node's committers, one per kind of confirmation, and the
@@ -27,7 +27,7 @@ type durables struct {
 	n *Node
 
 	mu         sync.Mutex
-	committers map[durableKind]*nodekit.Committer
+	committers map[durableKind]*nodeutil.Committer
 
 	// connMu is held for a whole confirmation (the committers take turns
 	// on the one connection); mu never waits for it.
@@ -53,16 +53,16 @@ func (n *Node) Durable(ctx context.Context, local bool, replicas int, done func(
 	n.durable.committer(durableKind{local, replicas}).Durable(ctx, done)
 }
 
-func (d *durables) committer(k durableKind) *nodekit.Committer {
+func (d *durables) committer(k durableKind) *nodeutil.Committer {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if c := d.committers[k]; c != nil {
 		return c
 	}
 	if d.committers == nil {
-		d.committers = make(map[durableKind]*nodekit.Committer)
+		d.committers = make(map[durableKind]*nodeutil.Committer)
 	}
-	c := &nodekit.Committer{Commit: func(ctx context.Context) (int, int, error) { return d.commit(ctx, k) }}
+	c := &nodeutil.Committer{Commit: func(ctx context.Context) (int, int, error) { return d.commit(ctx, k) }}
 	d.committers[k] = c
 	return c
 }
@@ -91,7 +91,7 @@ func (d *durables) commit(ctx context.Context, k durableKind) (local, replicas i
 		cmd, args = "WAITAOF", []any{1, k.replicas, ms}
 	}
 	c := d.conn
-	c.Send("SET", nodekit.DurableProbe, d.probe, "PX", 60000)
+	c.Send("SET", nodeutil.DurableProbe, d.probe, "PX", 60000)
 	c.Send(cmd, args...)
 	if err := c.Flush(); err != nil {
 		return d.fail(err)

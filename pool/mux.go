@@ -11,7 +11,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/quorumlock/quorumlock/internal/interleave"
-	"github.com/quorumlock/quorumlock/nodekit"
+	"github.com/quorumlock/quorumlock/nodeutil"
 )
 
 // The pipelined side of a Node (the default; see Config.Pooled): every
@@ -501,7 +501,7 @@ func (m *mux) finish(r *request, reply any, err error) {
 		// the caller gave up: every script redlock sends may land late
 		// (a release must), and the EVAL must go out even then. It is no
 		// resend, and not bound by the caller's context any more.
-		r.cmd, r.args, r.src = "EVAL", nodekit.EvalArgs(r.src, r.args), ""
+		r.cmd, r.args, r.src = "EVAL", nodeutil.EvalArgs(r.src, r.args), ""
 		r.size = sizeOf(r.cmd, r.args)
 		r.fallback = true
 		m.submit(r, false)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/quorumlock/quorumlock/nodekit"
+	"github.com/quorumlock/quorumlock/nodeutil"
 )
 
 // Config configures one Redis master. Only Addr is required; every other
@@ -207,7 +207,7 @@ func (n *Node) Eval(ctx context.Context, hash, src string, keys []string, args .
 // ctx ended meanwhile: in the pipelined mode its reply is read whatever
 // the caller does; with Config.Pooled the call runs on a goroutine of its
 // own, which the caller leaves when ctx ends, bounded by ctx's deadline
-// plus Config.StallTimeout (nodekit.EvalDetached). So a release answered
+// plus Config.StallTimeout (nodeutil.EvalDetached). So a release answered
 // NOSCRIPT after its caller's deadline (a master restarted, or its script
 // cache flushed) still runs.
 func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error) {
@@ -215,7 +215,10 @@ func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any
 		reply, err := n.mux.do(ctx, "EVALSHA", cmdArgs, src) // EVAL after NOSCRIPT
 		return reply, n.wrap(ctx, err)
 	}
-	reply, err := nodekit.EvalDetached(ctx, n.cfg.StallTimeout, n.run, src, cmdArgs)
+	reply, err := nodeutil.EvalDetached(ctx, n.cfg.StallTimeout,
+		func(ctx context.Context) (any, error) { return n.do(ctx, "EVALSHA", cmdArgs) },
+		func(ctx context.Context) (any, error) { return n.do(ctx, "EVAL", nodeutil.EvalArgs(src, cmdArgs)) },
+		isNoScript)
 	return reply, n.wrap(ctx, err)
 }
 
@@ -268,11 +271,6 @@ func (n *Node) EvalPreparedAsync(ctx context.Context, src string, cmdArgs []any,
 	n.mux.start(ctx, "EVALSHA", cmdArgs, src, done)
 }
 
-// run is do as a nodekit.Runner.
-func (n *Node) run(ctx context.Context, cmd string, args []any) (any, error) {
-	return n.do(ctx, cmd, args)
-}
-
 // do sends one command through the pipeline, or on a pooled connection.
 func (n *Node) do(ctx context.Context, cmd string, args []any) (any, error) {
 	if n.mux != nil {
@@ -288,7 +286,7 @@ func (n *Node) do(ctx context.Context, cmd string, args []any) (any, error) {
 
 func isNoScript(err error) bool {
 	_, ok := err.(redis.Error)
-	return ok && nodekit.IsNoScript(err)
+	return ok && nodeutil.IsNoScript(err)
 }
 
 // wrap keeps Redis error replies as they are (so that callers can match

@@ -1,6 +1,6 @@
 package pool
 
-import "github.com/quorumlock/quorumlock/nodekit"
+import "github.com/quorumlock/quorumlock/nodeutil"
 
 // Scripts on a pipelined connection. The first EVALSHA of each script on
 // a connection goes as EVAL, with the source, which runs it and caches it
@@ -44,5 +44,5 @@ func (s *scriptsSent) wire(r *request) (string, []any) {
 		clear(*s)
 	}
 	(*s)[hash] = struct{}{}
-	return "EVAL", nodekit.EvalArgs(r.src, r.args)
+	return "EVAL", nodeutil.EvalArgs(r.src, r.args)
 }

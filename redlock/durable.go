@@ -11,7 +11,7 @@ package redlock
 // and acknowledged by Replicas replicas (WAITAOF's second count, or WAIT).
 // The Node confirms it on a connection of its own, with one probe write
 // and one WAITAOF for every grant that ran before the probe (group commit:
-// see nodekit.Committer), so a durable grant costs one fsync shared with
+// see nodeutil.Committer), so a durable grant costs one fsync shared with
 // the grants around it, and never blocks the other callers of the shared
 // pipelined connection. A grant that cannot be confirmed in time (or a
 // master that cannot confirm at all: AOF off, an older server, a replica

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/quorumlock/quorumlock/internal/inorder"
+	"github.com/quorumlock/quorumlock/nodeutil"
 	"github.com/quorumlock/quorumlock/pubsub"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/go-redis/v9"
@@ -16,11 +16,10 @@ import (
 // redlock.Node, redlock.Subscriber and redlock.PreparedEvaler. Its methods
 // are safe for concurrent use.
 type Node struct {
-	c     redis.UniversalClient
-	addr  string
-	conn  *connState // nil when the Node cannot watch c's dials (a ClusterClient)
-	subs  *pubsub.Registry
-	calls inorder.Calls // keeps a command from overtaking one whose caller gave up
+	c    redis.UniversalClient
+	addr string
+	conn *connState // nil when the Node cannot watch c's dials (a ClusterClient)
+	subs *pubsub.Registry
 }
 
 var (
@@ -111,7 +110,7 @@ func (n *Node) Addr() string { return n.addr }
 func (n *Node) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 	all := make([]any, 0, 1+len(args))
 	all = append(all, cmd)
-	return n.process(ctx, append(all, args...), false)
+	return n.process(ctx, append(all, args...))
 }
 
 // Eval runs the Lua script src by its SHA1 hex digest hash (EVALSHA), and
@@ -130,15 +129,28 @@ func (n *Node) Eval(ctx context.Context, hash, src string, keys []string, args .
 // EvalPrepared is Eval with the EVALSHA argument list built by the caller:
 // the script's SHA1 hex digest, the number of keys, the keys, then the
 // arguments. It only reads cmdArgs.
+//
+// The EVALSHA, and the EVAL after NOSCRIPT, run on a goroutine of their own
+// that the caller's end does not stop (nodeutil.EvalDetached): the caller
+// returns when ctx ends, and the call goes on until it is answered or
+// nodeutil.DefaultLinger past ctx's deadline, so that a release answered
+// NOSCRIPT after the node timeout still runs.
 func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error) {
-	all := make([]any, 0, 1+len(cmdArgs))
-	all = append(append(all, "evalsha"), cmdArgs...)
-	reply, err := n.process(ctx, all, false)
-	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		all[0] = "eval"
-		all[1] = src
-		reply, err = n.process(ctx, all, true)
+	if err := ctx.Err(); err != nil {
+		return nil, n.wrap(ctx, err) // never sent
 	}
+	sha := make([]any, 0, 1+len(cmdArgs))
+	sha = append(append(sha, "evalsha"), cmdArgs...)
+	eval := append([]any{"eval", src}, cmdArgs[1:]...)
+	var reply any
+	err := n.wait(ctx, func(wait context.Context) error {
+		r, err := nodeutil.EvalDetached(wait, nodeutil.DefaultLinger,
+			func(ctx context.Context) (any, error) { return n.once(ctx, sha) },
+			func(ctx context.Context) (any, error) { return n.once(ctx, eval) },
+			func(err error) bool { return redis.HasErrorPrefix(err, "NOSCRIPT") })
+		reply = r
+		return err
+	})
 	return reply, err
 }
 
@@ -154,59 +166,72 @@ func (onceCmd) NoRetry() bool { return true }
 // own goroutine under a context that keeps ctx's values but not its end, so
 // that connection set-up is bounded by the client's DialTimeout and not by
 // this call; the caller returns when ctx ends, or, when the call needs a
-// new connection, when a dial fails (connstate.go). A command made after
-// such a caller returned goes out only once that command returned
-// (inorder.Calls): the client spreads commands over its pool's
-// connections, and a release sent on another connection could otherwise
-// reach the master before the acquire it follows, which then leaves the
-// lock there.
-//
-// A command is not sent when ctx has ended before, unless it is the EVAL
-// that follows a NOSCRIPT (fallback): the script did not run, and goes
-// out as a command whose caller gave up does.
-func (n *Node) process(ctx context.Context, args []any, fallback bool) (any, error) {
-	if err := ctx.Err(); err != nil && !fallback {
-		return nil, n.wrap(ctx, err)
+// new connection, when a dial fails (connstate.go). The order of the
+// Node's commands does not matter to the locks (package redlock's
+// tombstones), so none waits for another. A command is not sent when ctx
+// has ended before.
+func (n *Node) process(ctx context.Context, args []any) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, n.wrap(ctx, err) // never sent
 	}
-	cmd := onceCmd{redis.NewCmd(ctx, args...)}
-	if err := n.send(ctx, cmd); err != nil {
-		return nil, err
+	type outcome struct {
+		reply any
+		err   error
 	}
-	reply, err := cmd.Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return nil, nil
-	case err != nil:
-		return nil, n.wrap(ctx, err)
-	}
-	return reply, nil
+	done := make(chan outcome, 1)
+	var o outcome
+	err := n.wait(ctx, func(wait context.Context) error {
+		go func() {
+			reply, err := n.once(context.WithoutCancel(ctx), args)
+			done <- outcome{reply, err}
+		}()
+		select {
+		case o = <-done:
+			return o.err
+		case <-wait.Done():
+			return wait.Err()
+		}
+	})
+	return o.reply, err
 }
 
-// send runs cmd, in order, and returns nil once it returned, or the error
-// for which its caller gave up: ctx's, or a failed dial's (connstate.go).
-func (n *Node) send(ctx context.Context, cmd redis.Cmder) error {
-	run := func() { _ = n.c.Process(context.WithoutCancel(ctx), cmd) }
+// once runs one command, which go-redis never retries, under ctx, and
+// converts its reply: redis.Nil becomes a nil reply.
+func (n *Node) once(ctx context.Context, args []any) (any, error) {
+	cmd := onceCmd{redis.NewCmd(ctx, args...)}
+	_ = n.c.Process(ctx, cmd)
+	reply, err := cmd.Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	return reply, err
+}
+
+// wait runs call with a context that ends with ctx or, when the call needs
+// a new connection, at the client's next failed dial (connstate.go), and
+// returns call's error as the Node reports it: the dial's error when the
+// dial ended it while the caller still waited.
+func (n *Node) wait(ctx context.Context, call func(wait context.Context) error) error {
 	var failed context.Context
 	if n.conn != nil {
 		failed = n.conn.watch(n.c)
 	}
-	if failed == nil {
-		if n.calls.Do(ctx, run) {
-			return nil
-		}
-		return n.wrap(ctx, ctx.Err())
+	wait := ctx
+	if failed != nil {
+		var cancel context.CancelFunc
+		wait, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(failed, cancel)()
 	}
-	wait, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(failed, cancel)()
-	if n.calls.Do(wait, run) {
+	err := call(wait)
+	switch {
+	case err == nil:
 		return nil
-	}
-	if ctx.Err() == nil {
+	case failed != nil && ctx.Err() == nil && wait.Err() != nil:
 		// The caller still waits: the dial's error is the call's.
 		return fmt.Errorf("goredis: %s: %w", n.addr, context.Cause(failed))
 	}
-	return n.wrap(ctx, ctx.Err())
+	return n.wrap(ctx, err)
 }
 
 // wrap keeps a Redis error reply as it is (it matches redis.Error) and

@@ -162,7 +162,7 @@ func Defects() []Defect {
 			Description: "MULTI is let through on the shared pipelined connection and any non-nil SET reply " +
 				"(QUEUED) counts as a grant",
 			Edits: []Edit{
-				{File: "nodekit/shared.go",
+				{File: "nodeutil/shared.go",
 					Anchor:  "\tname := strings.ToUpper(cmd)\n\tswitch {",
 					Replace: "\tname := strings.ToUpper(cmd)\n\tif name == \"MULTI\" {\n\t\treturn nil\n\t}\n\tswitch {"},
 				{File: "redlock/call.go",
@@ -254,7 +254,7 @@ func Defects() []Defect {
 		{
 			Name:        "shared-check-ignores-arg-types",
 			Description: "the shared-connection check reads only string and []byte arguments: CLIENT with a named string type REPLY reaches the master (issue 22 item 3)",
-			Edits: []Edit{{File: "nodekit/shared.go",
+			Edits: []Edit{{File: "nodeutil/shared.go",
 				Anchor:  "func WireText(arg any) string { return wireText(arg, true) }",
 				Replace: "func WireText(arg any) string {\n\tswitch a := arg.(type) {\n\tcase string:\n\t\treturn a\n\tcase []byte:\n\t\treturn string(a)\n\t}\n\treturn \"\"\n}"}},
 			Scenarios: []string{"safe-plain"},

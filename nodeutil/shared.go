@@ -1,9 +1,8 @@
-package nodekit
+package nodeutil
 
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -79,41 +78,18 @@ func hasArg(args []any, word string) bool {
 	return false
 }
 
+// WireText is the text that a command argument goes on the wire as: what
+// FormatArg makes of it, after a value with a RedisArg method (redigo's
+// redis.Argument) has been asked for its own (once), as redigo does.
+func WireText(arg any) string { return wireText(arg, true) }
+
 // argument is redigo's redis.Argument (and any type like it): a value that
 // tells its own wire form.
 type argument interface{ RedisArg() any }
 
-// WireText is the text that a command argument goes on the wire as, the
-// way redigo writes it (and, for the types it knows, go-redis and
-// rueidis): strings and byte slices as they are, integers and floats in
-// decimal, a bool as "1" or "0", nil as "", a value with a RedisArg method
-// as that value's text (once), anything else as fmt.Sprint prints it (a
-// named string type as its string, a fmt.Stringer as its String).
-func WireText(arg any) string { return wireText(arg, true) }
-
 func wireText(arg any, argumentOK bool) string {
-	switch a := arg.(type) {
-	case string:
-		return a
-	case []byte:
-		return string(a)
-	case int:
-		return strconv.Itoa(a)
-	case int64:
-		return strconv.FormatInt(a, 10)
-	case float64:
-		return strconv.FormatFloat(a, 'g', -1, 64)
-	case bool:
-		if a {
-			return "1"
-		}
-		return "0"
-	case nil:
-		return ""
-	case argument:
-		if argumentOK {
-			return wireText(a.RedisArg(), false)
-		}
+	if a, ok := arg.(argument); ok && argumentOK {
+		return wireText(a.RedisArg(), false)
 	}
-	return fmt.Sprint(arg)
+	return FormatArg(arg)
 }
