@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-
 )
 
 // Exec runs a Node's calls over a client library whose commands are built
@@ -95,8 +94,12 @@ func (e *Exec[C]) eval(ctx context.Context, hash, src string, keys, args []strin
 	}
 	nkeys := strconv.Itoa(len(keys))
 	reply, err := EvalDetached(ctx, linger,
-		func(ctx context.Context) (any, error) { return e.Send(ctx, c, []string{"EVALSHA", hash, nkeys}, keys, args) },
-		func(ctx context.Context) (any, error) { return e.Send(ctx, c, []string{"EVAL", src, nkeys}, keys, args) },
+		func(ctx context.Context) (any, error) {
+			return e.Send(ctx, c, []string{"EVALSHA", hash, nkeys}, keys, args)
+		},
+		func(ctx context.Context) (any, error) {
+			return e.Send(ctx, c, []string{"EVAL", src, nkeys}, keys, args)
+		},
 		func(err error) bool { rerr, ok := e.Reply(err); return ok && e.IsNoScript(rerr) })
 	if err != nil {
 		return nil, e.wrap(ctx, err)
