@@ -99,7 +99,7 @@ func Lookup(name string) (Scenario, bool) {
 // seed, faults at most two of the five masters at a time.
 func safeMinority(ctx context.Context, r *Run) error {
 	const ttl = 500 * time.Millisecond
-	e, err := r.Env(ctx, workload.EnvConfig{Clients: r.Clients()})
+	e, err := r.Env(ctx, workload.EnvConfig{Clients: r.Clients(), Transport: r.Transports(), Seed: r.Seed})
 	if err != nil {
 		return err
 	}

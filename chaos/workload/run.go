@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/quorumlock/quorumlock/chaos/fault"
+	"github.com/quorumlock/quorumlock/chaos/internal/guard"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -54,7 +55,9 @@ type Config struct {
 // the kinds of cfg. The first error (a harness failure: a fault that could
 // not be applied, a call the library refused as invalid) cancels the run
 // and is returned; lock failures are what the faults are for and are only
-// recorded.
+// recorded. A panic on one of Run's goroutines is returned as a
+// *guard.PanicError (guard.Go), so that it fails the scenario, not the
+// process.
 func Run(ctx context.Context, e *Env, cfg Config) error {
 	if cfg.Keys <= 0 {
 		cfg.Keys = 1
@@ -71,18 +74,18 @@ func Run(ctx context.Context, e *Env, cfg Config) error {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	if len(cfg.Faults) > 0 {
-		g.Go(func() error { return e.Faults.Run(gctx, cfg.Faults) })
+		g.Go(guard.Go(func() error { return e.Faults.Run(gctx, cfg.Faults) }))
 	}
 	for _, c := range e.clients {
 		if cfg.Echoes != nil {
 			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(c.ID)+0xec40))
-			g.Go(func() error {
+			g.Go(guard.Go(func() error {
 				cfg.Echoes.echo(gctx, e, c.ID, rng)
 				return nil
-			})
+			}))
 		}
 		s := &step{c: c, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(c.ID))), cfg: cfg, bg: context.WithoutCancel(gctx)}
-		g.Go(func() error {
+		g.Go(guard.Go(func() error {
 			for gctx.Err() == nil {
 				k := kinds[s.rng.IntN(len(kinds))]
 				var err error
@@ -96,7 +99,7 @@ func Run(ctx context.Context, e *Env, cfg Config) error {
 				}
 			}
 			return nil
-		})
+		}))
 	}
 	err := g.Wait()
 	e.pending.Wait()
