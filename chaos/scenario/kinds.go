@@ -59,7 +59,7 @@ func kills(ks []fault.Kind) bool {
 // run is the scenario body: the workload and the schedule under one
 // errgroup, then every invariant from the history.
 func (sk safeKinds) run(ctx context.Context, r *Run) error {
-	e, err := r.Env(ctx, workload.EnvConfig{Clients: r.Clients(), Pooled: func(c int) bool { return sk.pooled && c == 0 }})
+	e, err := r.Env(ctx, workload.EnvConfig{Clients: r.Clients(), Transport: r.Transports(), Seed: r.Seed})
 	if err != nil {
 		return err
 	}
