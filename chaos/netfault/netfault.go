@@ -58,8 +58,8 @@ func (n *Net) Close() {
 // Link is the proxy between one client and one node: it accepts the
 // client's connections, connects each to the node, and copies bytes both
 // ways, subject to the link's fault. A link has at most one fault at a time
-// (Slow, SlowSetup, Cut or DropReply; each replaces the one before, Heal
-// removes it); Reset is an action on the connections, not a fault. Its
+// (Slow, SlowSetup, Cut, DropReply or Delay; each replaces the one before,
+// Heal removes it); Reset is an action on the connections, not a fault. Its
 // methods are safe for concurrent use.
 type Link struct {
 	ln       net.Listener
@@ -82,6 +82,9 @@ type linkFault struct {
 	setup   time.Duration // added before a new connection reaches the node
 	cut     bool          // hold every byte, both ways
 	drops   int           // replies still to drop, resetting their connection
+	// next is the delay, per Direction, of the next connection accepted
+	// (Delay on a link without a connection).
+	next [2]time.Duration
 }
 
 // Stats counts what a link did to its connections.
@@ -185,6 +188,58 @@ func (l *Link) Reset() int {
 	return len(conns)
 }
 
+// Direction is a direction of the bytes on a link.
+type Direction int
+
+// The directions.
+const (
+	// Requests go from the client to the node.
+	Requests Direction = iota
+	// Replies go from the node to the client.
+	Replies
+)
+
+// String returns "requests" or "replies".
+func (d Direction) String() string {
+	if d == Replies {
+		return "replies"
+	}
+	return "requests"
+}
+
+// Delay delays by d every byte that the connections open now carry in
+// direction dir from now on (or, when none is open, the next connection
+// accepted), replacing any fault the link had; connections accepted later
+// are not delayed. So bytes can arrive long after the client gave up on
+// them: after its node timeout, after it closed the connection (a stall
+// timeout) and reached the node again over a new, fast connection. Bytes
+// a client wrote before it closed its connection are still delivered, in
+// order, at their time, and the node then sees the close, as over TCP.
+// Heal ends the delay for the bytes read from then on; bytes already
+// delayed keep their time. It returns the number of connections delayed
+// now (0: the next one will be).
+func (l *Link) Delay(dir Direction, d time.Duration) (int, error) {
+	if d < 0 {
+		return 0, fmt.Errorf("netfault: negative delay %v", d)
+	}
+	if dir != Requests && dir != Replies {
+		return 0, fmt.Errorf("netfault: no direction %d", dir)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := linkFault{}
+	n := 0
+	for c := range l.conns {
+		c.delay[dir] = d
+		n++
+	}
+	if n == 0 {
+		f.next[dir] = d
+	}
+	l.setLocked(f, false)
+	return n, nil
+}
+
 // Heal removes the link's fault.
 func (l *Link) Heal() { l.set(linkFault{}) }
 
@@ -198,7 +253,18 @@ func (l *Link) Stats() Stats {
 func (l *Link) set(f linkFault) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.setLocked(f, true)
+}
+
+// setLocked makes f the link's fault, ending the delays of its
+// connections (Delay) if clear is set.
+func (l *Link) setLocked(f linkFault, clear bool) {
 	l.f = f
+	if clear {
+		for c := range l.conns {
+			c.delay = [2]time.Duration{}
+		}
+	}
 	l.notifyLocked()
 }
 
@@ -229,15 +295,15 @@ func (l *Link) awaitOpen(done <-chan struct{}) bool {
 	}
 }
 
-// stamp returns the chunk of b, due after the link's latency in its
-// direction, or drop=true when the link drops it (a reply, while DropReply
-// is armed).
-func (l *Link) stamp(b []byte, request bool) (ch chunk, drop bool) {
+// stamp returns the chunk of b, read from c, due after the link's latency
+// and c's own delay in its direction, or drop=true when the link drops it
+// (a reply, while DropReply is armed).
+func (l *Link) stamp(c *conn, b []byte, request bool) (ch chunk, drop bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delay := l.f.reply
+	delay := l.f.reply + c.delay[Replies]
 	if request {
-		delay = l.f.request
+		delay = l.f.request + c.delay[Requests]
 	} else if l.f.drops > 0 {
 		l.f.drops--
 		l.stats.Dropped++
@@ -259,6 +325,9 @@ func (l *Link) track(c *conn) (setup time.Duration, ok bool) {
 	}
 	l.conns[c] = struct{}{}
 	l.stats.Accepted++
+	if l.f.next != ([2]time.Duration{}) {
+		c.delay, l.f.next = l.f.next, [2]time.Duration{}
+	}
 	return l.f.setup, true
 }
 
