@@ -64,6 +64,10 @@ type Options struct {
 	// fails as hung, with a dump of every goroutine in its Result, and the
 	// suite goes on. 0 means DefaultWatchdog(Duration).
 	Watchdog time.Duration
+	// Server is the server binary of the local backend's masters
+	// (cluster.Config.Server): "" means $QUORUMLOCK_SERVER, else
+	// redis-server; valkey-server runs the scenario against Valkey.
+	Server string
 	// Transport is how the clients of the safe scenarios reach the masters:
 	// "" draws a mix from the seed (every transport of workload.Transports
 	// once when there are at least as many clients), one of
@@ -108,7 +112,10 @@ type Result struct {
 	Expect    string `json:"expect"`
 	Unsafe    bool   `json:"unsafe"`
 	Backend   string `json:"backend"`
-	Seed      uint64 `json:"seed"`
+	// Server is the server binary of the local backend ("" on the
+	// others, which run their image's).
+	Server string `json:"server,omitempty"`
+	Seed   uint64 `json:"seed"`
 	// Elapsed is the wall time of the run, cluster start included.
 	Elapsed time.Duration `json:"elapsed_ns"`
 	Verdict Verdict       `json:"verdict"`
@@ -221,6 +228,9 @@ func (s Scenario) Run(ctx context.Context, opts Options) Result {
 	}
 	res := &Result{Scenario: s.Name, Kind: cmp.Or(s.Kind, "fenced"), Invariant: s.Invariant, Expect: s.Expect, Unsafe: s.Unsafe,
 		Backend: opts.Backend, Seed: opts.Seed, Expected: ExpectSafe}
+	if opts.Backend == cluster.BackendLocal {
+		res.Server = cluster.Config{Server: opts.Server}.ServerBinary()
+	}
 	if s.Unsafe {
 		res.Expected = ExpectOverlap
 	}
@@ -388,7 +398,7 @@ func (r *Run) Env(ctx context.Context, cfg workload.EnvConfig) (*workload.Env, e
 	if closed {
 		return nil, ErrAbandoned
 	}
-	c, err := open(ctx, cluster.Config{Nodes: Nodes, Persistence: r.sc.Persistence})
+	c, err := open(ctx, cluster.Config{Nodes: Nodes, Persistence: r.sc.Persistence, Server: r.opts.Server})
 	if err != nil {
 		return nil, err
 	}

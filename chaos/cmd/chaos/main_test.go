@@ -32,6 +32,10 @@ func TestRunTextReportAndTimelines(t *testing.T) {
 		"== clock-jump [PASS] on local, seed 7",
 		"overlap(s) detected",
 		"2 scenarios: 2 pass.",
+		"mode: short (smoke test)",
+		"for evidence run a soak: go run ./cmd/chaos --soak 30m",
+		"EXPECTED", "overlap detected",
+		"server:    redis-server",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
@@ -56,17 +60,23 @@ func TestRunJSON(t *testing.T) {
 		t.Errorf("stderr with --no-progress: %q", errOut)
 	}
 	var doc struct {
+		Mode    string `json:"mode"`
 		Results []struct {
 			Scenario string `json:"scenario"`
 			Overlaps int    `json:"overlaps"`
 			Seed     uint64 `json:"seed"`
+			Expected string `json:"expected"`
 		} `json:"results"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if len(doc.Results) != 1 || doc.Results[0].Scenario != "clock-jump" || doc.Results[0].Overlaps == 0 || doc.Results[0].Seed == 0 {
+	if len(doc.Results) != 1 || doc.Results[0].Scenario != "clock-jump" || doc.Results[0].Overlaps == 0 || doc.Results[0].Seed == 0 ||
+		doc.Results[0].Expected != "overlap detected" {
 		t.Errorf("results = %+v", doc.Results)
+	}
+	if doc.Mode != "short (smoke test)" {
+		t.Errorf("mode %q, want the short form to say it is a smoke test", doc.Mode)
 	}
 }
 
@@ -80,6 +90,8 @@ func TestRunUsage(t *testing.T) {
 		{[]string{"--scenario", "nope"}, 2, `no scenario "nope"`},
 		{[]string{"--bogus"}, 2, "flag provided but not defined"},
 		{[]string{"--clients", "0"}, 2, "must be positive"},
+		{[]string{"--watchdog", "-1s"}, 2, "--watchdog not negative"},
+		{[]string{"--client", "nope"}, 2, `no transport "nope"`},
 		{[]string{"extra"}, 2, "unexpected arguments"},
 		{[]string{"--backend", "nope", "--svg-dir", ""}, 1, `unknown backend "nope"`},
 	} {
