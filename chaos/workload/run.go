@@ -89,11 +89,13 @@ func Run(ctx context.Context, e *Env, cfg Config) error {
 			for gctx.Err() == nil {
 				k := kinds[s.rng.IntN(len(kinds))]
 				var err error
+				cctx, cancel := cycleCtx(gctx, s.rng) // ends at a random point now and then
 				if k == Fenced && cfg.PausePastTTL > 0 {
-					err = c.cycle(gctx, s.rng, cfg)
+					err = c.cycle(cctx, s.rng, cfg)
 				} else {
-					err = s.run(gctx, k)
+					err = s.run(cctx, k)
 				}
+				cancel()
 				if err != nil {
 					return err
 				}
@@ -111,7 +113,7 @@ func (c *Client) cycle(ctx context.Context, rng *rand.Rand, cfg Config) error {
 	name := Fenced.name(rng.IntN(cfg.Keys))
 	hold := time.Duration(rng.Int64N(int64(cfg.Hold) + 1))
 	pause := rng.Float64() < cfg.PausePastTTL
-	actx, cancel := context.WithTimeout(ctx, cfg.Wait)
+	actx, cancel := callCtx(ctx, rng, cfg.Wait)
 	h, err := c.Acquire(actx, name, cfg.TTL, false)
 	cancel()
 	if err != nil {
