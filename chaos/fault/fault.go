@@ -69,6 +69,12 @@ const (
 	RestartKept Kind = "restart-kept"
 )
 
+// Generic are the faults that no scenario aims at a known bug: bytes of a
+// connection that arrive after their caller gave up (either way), a
+// script cache emptied at a random moment, a master restarted with its
+// data. Every one keeps the masters' data.
+var Generic = []Kind{DelayRequests, DelayReplies, ScriptFlush, RestartKept}
+
 // Injects reports whether k injects a fault (rather than ending one).
 func (k Kind) Injects() bool {
 	switch k {
