@@ -44,12 +44,12 @@ type safeKinds struct {
 }
 
 // allFaults are the process and connection faults a safe run may draw.
-var allFaults = []fault.Kind{fault.Kill, fault.Pause, fault.Cut, fault.Slow, fault.Restart,
-	fault.DropReply, fault.Reset, fault.SlowSetup, fault.Multi}
+var allFaults = append([]fault.Kind{fault.Kill, fault.Pause, fault.Cut, fault.Slow, fault.Restart,
+	fault.DropReply, fault.Reset, fault.SlowSetup, fault.Multi}, fault.Generic...)
 
 // connFaults are the faults that keep every master's data: safe for holds
 // that are renewed past any down time.
-var connFaults = []fault.Kind{fault.Pause, fault.Cut, fault.Slow, fault.DropReply, fault.Reset, fault.SlowSetup, fault.Multi}
+var connFaults = append([]fault.Kind{fault.Pause, fault.Cut, fault.Slow, fault.DropReply, fault.Reset, fault.SlowSetup, fault.Multi}, fault.Generic...)
 
 // kills reports whether ks kills masters (which then lose their data).
 func kills(ks []fault.Kind) bool {
