@@ -44,6 +44,10 @@ func sample() scenario.Result {
 			{Fault: fault.Fault{Kind: fault.Restart, Node: 2}, Start: 20 * ms, End: 40 * ms},
 			{Fault: fault.Fault{Kind: fault.ClockJump, Node: 1, Arg: time.Second}, Start: 70 * ms, End: 71 * ms, Note: "1 keys expired"},
 			{Fault: fault.Fault{Kind: fault.ClientPause, Node: -1, Clients: []int{1}, Arg: 30 * ms}, Start: 120 * ms, End: 150 * ms},
+			{Fault: fault.Fault{Kind: fault.DelayReplies, Node: 0, Clients: []int{1}, Arg: time.Second}, Start: 80 * ms, End: 80 * ms},
+			{Fault: fault.Fault{Kind: fault.Heal, Node: 0, Clients: []int{1}}, Start: 90 * ms, End: 90 * ms},
+			{Fault: fault.Fault{Kind: fault.ScriptFlush, Node: 2}, Start: 95 * ms, End: 96 * ms},
+			{Fault: fault.Fault{Kind: fault.RestartKept, Node: 1}, Start: 100 * ms, End: 110 * ms},
 		},
 		End: 160 * ms,
 	}
@@ -190,6 +194,9 @@ func TestSVG(t *testing.T) {
 		"<title>restart redis-2, 20ms to 40ms</title>",
 		"<title>clock-jump redis-1 by +1s: 1 keys expired at 70ms</title>",
 		"<title>pause client 1 for 30ms, 120ms to 150ms</title>",
+		"<title>delay the replies of redis-0 to client 1 by 1s, 80ms to 90ms</title>",
+		"<title>script-flush redis-2 at 95ms</title>",
+		"<title>restart redis-1 keeping its data, 100ms to 110ms</title>",
 		"overlap on k: lock 1 (client 0",
 		"client 1", "redis-2",
 	} {
