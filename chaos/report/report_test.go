@@ -69,6 +69,7 @@ func TestText(t *testing.T) {
 		"  overlap detected     PASS", "  overlap detected     FAIL",
 		"expected:  overlap detected: overlap detected",
 		"clients:   pipelined [0]: 1 acquired; goredis [1]: 1 acquired",
+		"Locks acquired per transport over the suite: pipelined 2, goredis 2.",
 		"== restart-unsafe [PASS] on local, seed 42",
 		"ok   overlap produced and detected: 1 overlaps",
 		"FAIL overlap produced and detected: 0 overlaps",
@@ -174,6 +175,9 @@ func TestJSON(t *testing.T) {
 	}
 	if !strings.Contains(got.Summary, "1 pass") {
 		t.Errorf("summary %q", got.Summary)
+	}
+	if tot := report.TransportTotals([]scenario.Result{sample(), aborted()}); len(tot) != 2 || tot[0].Acquired != 2 || tot[0].Clients != 2 {
+		t.Errorf("TransportTotals = %+v", tot)
 	}
 	if got.Mode != "short (smoke test)" || !strings.Contains(got.Note, "--soak") {
 		t.Errorf("JSON mode %q, note %q: want a smoke test pointing to --soak", got.Mode, got.Note)

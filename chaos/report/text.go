@@ -11,6 +11,7 @@ import (
 	"github.com/quorumlock/quorumlock/chaos/checker"
 	"github.com/quorumlock/quorumlock/chaos/cluster"
 	"github.com/quorumlock/quorumlock/chaos/scenario"
+	"github.com/quorumlock/quorumlock/chaos/workload"
 )
 
 // Suite describes the run of the suite as a whole, for the report's
@@ -107,10 +108,48 @@ func Text(w io.Writer, suite Suite, results []scenario.Result) error {
 		fmt.Fprintf(w, "   replay:    go run ./cmd/chaos --backend %s%s --scenario %s --seed %d\n", r.Backend, server, r.Scenario, r.Seed)
 	}
 	fmt.Fprintf(w, "\n%s\n", Summary(results))
+	if totals := TransportTotals(results); len(totals) > 0 {
+		parts := make([]string, len(totals))
+		for i, u := range totals {
+			parts[i] = fmt.Sprintf("%s %d", u.Transport, u.Acquired)
+		}
+		fmt.Fprintf(w, "Locks acquired per transport over the suite: %s.\n", strings.Join(parts, ", "))
+	}
 	if suite.Short {
 		fmt.Fprintf(w, "This was a smoke test (--short); for evidence run a soak: %s\n", SoakCommand)
 	}
 	return nil
+}
+
+// TransportTotals sums, per transport of workload.Transports that some
+// scenario's clients used, the locks its clients acquired over results.
+// Clients counts the scenarios' clients that used it.
+func TransportTotals(results []scenario.Result) []Total {
+	var out []Total
+	for _, t := range workload.Transports {
+		tot := Total{Transport: t}
+		for _, r := range results {
+			for _, u := range r.Transports {
+				if u.Transport == t {
+					tot.Clients += len(u.Clients)
+					tot.Acquired += u.Acquired
+				}
+			}
+		}
+		if tot.Clients > 0 {
+			out = append(out, tot)
+		}
+	}
+	return out
+}
+
+// Total is what the clients of one transport did over a suite.
+type Total struct {
+	Transport workload.Transport `json:"transport"`
+	// Clients counts the clients (of all scenarios) that used it.
+	Clients int `json:"clients"`
+	// Acquired counts the locks they acquired.
+	Acquired int `json:"acquired"`
 }
 
 // transports describes which clients used which transport, and what they
@@ -180,10 +219,11 @@ func JSON(w io.Writer, suite Suite, results []scenario.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
-		Mode     string            `json:"mode"`
-		Note     string            `json:"note"`
-		Duration time.Duration     `json:"duration_ns"`
-		Results  []scenario.Result `json:"results"`
-		Summary  string            `json:"summary"`
-	}{mode, note, suite.Duration, results, Summary(results)})
+		Mode       string            `json:"mode"`
+		Note       string            `json:"note"`
+		Duration   time.Duration     `json:"duration_ns"`
+		Results    []scenario.Result `json:"results"`
+		Summary    string            `json:"summary"`
+		Transports []Total           `json:"transports"`
+	}{mode, note, suite.Duration, results, Summary(results), TransportTotals(results)})
 }

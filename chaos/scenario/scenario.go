@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -325,6 +326,9 @@ func (r *Run) finish(err error) {
 		res.Clients = len(e.Clients())
 		res.Transports = transportUse(e, c)
 		r.addLog("%s", clientsNote(e))
+		if kinds := faultKinds(res.FaultLog); kinds != "" {
+			r.addLog("faults injected: %s", kinds)
+		}
 		res.End = e.Now()
 		for _, n := range e.Cluster.Nodes() {
 			res.Nodes = append(res.Nodes, n.Name())
@@ -353,6 +357,27 @@ func (r *Run) finish(err error) {
 		}
 	}
 	res.Outcome = outcome(res)
+}
+
+// faultKinds counts the faults of log that were injected, per kind, e.g.
+// "3 kill, 1 delay-requests", in the order of their first injection.
+func faultKinds(log []fault.Applied) string {
+	var kinds []fault.Kind
+	n := map[fault.Kind]int{}
+	for _, a := range log {
+		if !a.Kind.Injects() || a.Err != "" {
+			continue
+		}
+		if n[a.Kind] == 0 {
+			kinds = append(kinds, a.Kind)
+		}
+		n[a.Kind]++
+	}
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%d %s", n[k], k)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // overlapKeys lists the keys with overlaps, once each.
