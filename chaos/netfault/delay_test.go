@@ -167,3 +167,59 @@ func TestDelayRefusesBadArguments(t *testing.T) {
 		t.Error("Direction.String")
 	}
 }
+
+// awaitDelivered polls l until m is delivered, for up to 10s.
+func awaitDelivered(t *testing.T, l *netfault.Link, m netfault.Mark) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !l.Delivered(m); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("requests still in flight after 10s")
+		}
+	}
+}
+
+// TestSentDelivered: a mark taken while a request is delayed is
+// delivered only once the request reached the node; one taken while a
+// request is held by a cut is delivered once a reset dropped it.
+func TestSentDelivered(t *testing.T) {
+	l, s := oneLink(t, redisproc.Options{})
+	c := dialRaw(t, l.Addr())
+	if r, err := roundTrip(c, "PING\r\n", 5*time.Second); err != nil || r != "+PONG" {
+		t.Fatalf("PING: %q, %v", r, err)
+	}
+	if !l.Delivered(l.Sent()) {
+		t.Fatal("an idle link has requests in flight")
+	}
+	if _, err := l.Delay(netfault.Requests, lateBy); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("SET k v\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	var m netfault.Mark
+	for m = l.Sent(); l.Delivered(m); m = l.Sent() { // until the proxy read it
+		time.Sleep(time.Millisecond)
+	}
+	awaitDelivered(t, l, m)
+	if v, _ := redis.String(direct(t, s.Addr(), "GET", "k"), nil); v != "v" {
+		t.Errorf("k = %q once the SET was delivered", v)
+	}
+
+	if err := l.Cut(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("SET k held\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	for m = l.Sent(); l.Delivered(m); m = l.Sent() {
+		time.Sleep(time.Millisecond)
+	}
+	if l.Reset() != 1 {
+		t.Fatal("no connection to reset")
+	}
+	awaitDelivered(t, l, m) // dropped with its connection
+	l.Heal()
+	if v, _ := redis.String(direct(t, s.Addr(), "GET", "k"), nil); v != "v" {
+		t.Errorf("k = %q: a request dropped by the reset reached the node", v)
+	}
+}

@@ -240,6 +240,37 @@ func (l *Link) Delay(dir Direction, d time.Duration) (int, error) {
 	return n, nil
 }
 
+// Mark is where the requests of a link's connections stood at one moment
+// (Link.Sent).
+type Mark map[*conn]int64
+
+// Sent returns where the requests that the link's client sent so far
+// stand: Delivered reports when every one of them has reached the node
+// (or was dropped with its connection), however late a fault makes them.
+func (l *Link) Sent() Mark {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := make(Mark, len(l.conns))
+	for c := range l.conns {
+		m[c] = c.queued.Load()
+	}
+	return m
+}
+
+// Delivered reports whether every request the link had read when m was
+// taken has been written to the node, or dropped: by a reset, or with a
+// connection the node or the client closed.
+func (l *Link) Delivered(m Mark) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for c, queued := range m {
+		if _, open := l.conns[c]; open && c.handled.Load() < queued {
+			return false
+		}
+	}
+	return true
+}
+
 // Heal removes the link's fault.
 func (l *Link) Heal() { l.set(linkFault{}) }
 

@@ -3,6 +3,7 @@ package netfault
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,6 +15,9 @@ type conn struct {
 	// delay is added to the bytes of each Direction (Link.Delay); guarded
 	// by the link's mutex.
 	delay [2]time.Duration
+	// queued counts the chunks of requests read from the client, handled
+	// those of them written to the node or dropped (Link.Sent).
+	queued, handled atomic.Int64
 
 	mu     sync.Mutex
 	server net.Conn
@@ -134,14 +138,23 @@ func (l *Link) pipe(c *conn, dst, src net.Conn, request bool) {
 		broken := false
 		for ch := range queue {
 			if broken {
+				if request {
+					c.handled.Add(1)
+				}
 				continue // drain until the reader stops
 			}
 			if !wait(time.Until(ch.due), c.done, l.done) || !l.awaitOpen(c.done) {
 				broken = true
+				if request {
+					c.handled.Add(1)
+				}
 				continue
 			}
 			if _, err := dst.Write(ch.b); err != nil {
 				broken = true
+			}
+			if request {
+				c.handled.Add(1)
 			}
 		}
 		delivered <- !broken
@@ -156,6 +169,9 @@ func (l *Link) pipe(c *conn, dst, src net.Conn, request bool) {
 				c.reset()
 				dropped = true
 				break
+			}
+			if request {
+				c.queued.Add(1)
 			}
 			queue <- ch
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/quorumlock/quorumlock/chaos/cluster"
+	"github.com/quorumlock/quorumlock/chaos/netfault"
 )
 
 // The masters are read directly, past the faulty proxies, to learn the real
@@ -228,10 +229,11 @@ func (e *Env) sample(ctx context.Context, hs ...*Held) {
 	}
 }
 
-// SettleWithin bounds how long a client waits, after a call returned, for
-// what the call wrote to leave a quorum of the masters. Releases sent
-// before the call returned land within a round trip; ones queued behind a
-// paused master do not count (its answer is unknown, not "held").
+// SettleWithin bounds how long a client waits, after a call returned and
+// its commands reached the masters (awaitDelivered), for what the call
+// wrote to leave a quorum of the masters. Releases sent before the call
+// returned land within a round trip; ones queued behind a paused master do
+// not count (its answer is unknown, not "held").
 const SettleWithin = time.Second
 
 // settle waits until fewer than a quorum of the masters hold t, for up to
@@ -241,9 +243,38 @@ func (c *Client) settle(ctx context.Context, name string, t target, what string)
 	c.settleWithin(ctx, name, t, what, SettleWithin)
 }
 
-// settleWithin is settle, waiting up to within.
+// deliveredWithin bounds how long a settle waits for the bytes its client
+// sent to reach the masters: past the longest delay a fault gives them
+// (fault.DefaultDelay, drawn up to 1.5 times), and past a cut's hold.
+const deliveredWithin = 5 * time.Second
+
+// awaitDelivered waits, for up to deliveredWithin, until every command
+// client c had sent to the masters by now reached them (or was dropped with
+// its connection): a fault may deliver a call's commands long after the
+// call returned, and what they do on the masters is the call's doing.
+func (e *Env) awaitDelivered(ctx context.Context, c int) {
+	links := make([]*netfault.Link, len(e.Cluster.Nodes()))
+	marks := make([]netfault.Mark, len(links))
+	for j := range links {
+		links[j] = e.Net.Link(c, j)
+		marks[j] = links[j].Sent()
+	}
+	for deadline := time.Now().Add(deliveredWithin); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(5 * time.Millisecond) {
+		done := true
+		for j, l := range links {
+			done = done && l.Delivered(marks[j])
+		}
+		if done {
+			return
+		}
+	}
+}
+
+// settleWithin is settle, waiting up to within once the client's commands
+// reached the masters (awaitDelivered).
 func (c *Client) settleWithin(ctx context.Context, name string, t target, what string, within time.Duration) {
 	e := c.env
+	e.awaitDelivered(ctx, c.ID)
 	deadline := time.Now().Add(within)
 	for {
 		n := holding(e.direct.read(ctx, t))
