@@ -242,3 +242,31 @@ func TestRandomDelays(t *testing.T) {
 		}
 	}
 }
+
+// TestClientDelays checks the per-client delays: every node's link of one
+// client at once, within the run, healed, replayable.
+func TestClientDelays(t *testing.T) {
+	const d = 10 * time.Second
+	s := fault.ClientDelays(9, 4, 5, d)
+	if !slices.EqualFunc(s, fault.ClientDelays(9, 4, 5, d), func(a, b fault.Fault) bool { return a.String() == b.String() && a.At == b.At }) {
+		t.Fatal("one seed, two schedules")
+	}
+	if len(s) < 5*2*5 {
+		t.Fatalf("%d faults over %v, want at least 5 delays of 5 links", len(s), d)
+	}
+	for i := 0; i < len(s); i += 10 {
+		group := s[i : i+10]
+		for j, f := range group[:5] {
+			if (f.Kind != fault.DelayRequests && f.Kind != fault.DelayReplies) || f.Node != j || len(f.Clients) != 1 ||
+				f.Clients[0] != group[0].Clients[0] || f.Arg < fault.DefaultDelay/2 || f.Arg > 3*fault.DefaultDelay/2 || f.At != group[0].At {
+				t.Fatalf("fault %d: %v at %v", i+j, f, f.At)
+			}
+			if h := group[5+j]; h.Kind != fault.Heal || h.Node != j || h.Clients[0] != f.Clients[0] || h.At <= f.At || h.At >= d {
+				t.Fatalf("heal %d: %v at %v", i+5+j, h, h.At)
+			}
+		}
+	}
+	if len(fault.ClientDelays(1, 0, 5, d)) != 0 {
+		t.Error("delays drawn for no client")
+	}
+}
