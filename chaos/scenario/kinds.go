@@ -78,6 +78,7 @@ func (sk safeKinds) run(ctx context.Context, r *Run) error {
 	})
 	if sk.clientFaults {
 		sched = append(sched, clientFaults(r.Seed, r.Clients(), d)...)
+		sched = append(sched, fault.ClientDelays(r.Seed, r.Clients(), Nodes, d)...)
 		slices.SortStableFunc(sched, func(a, b fault.Fault) int { return cmp.Compare(a.At, b.At) })
 	}
 	r.Logf("kinds %v; %d faults scheduled over %v (%v); killed masters stay down >= %v",
