@@ -1,7 +1,6 @@
 package fault_test
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -18,31 +17,22 @@ import (
 // wait for, so that what they order by it is ordered on any machine.
 const lateBy = 2 * time.Second
 
-// awaitGet polls key on the node at addr until it holds want, for up to
-// 10s, and returns the values seen on the way, once each.
+// awaitGet polls key on the node at addr until it holds want, and
+// returns the values seen on the way (chaostest.AwaitValue).
 func awaitGet(t *testing.T, addr, password, key, want string) []string {
 	t.Helper()
 	rc := dialAuth(t, addr, password)
-	var seen []string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	return chaostest.AwaitValue(t, want, func() string {
 		v, _ := redis.String(rc.Do("GET", key))
-		if len(seen) == 0 || seen[len(seen)-1] != v {
-			seen = append(seen, v)
-		}
-		if v == want {
-			return seen
-		}
-	}
-	t.Fatalf("%s never became %q (saw %v)", key, want, seen)
-	return nil
+		return v
+	})
 }
 
 // TestInjectorDelayRequests: the command of a connection whose requests
 // are delayed reaches the node after the client gave up on it and set
 // the key again over a new connection; Heal does not hurry it.
 func TestInjectorDelayRequests(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := t.Context()
 	c, n, in := setup(t, 1, 2)
 	pw := c.Password()
 	old := dialAuth(t, n.Link(0, 0).Addr(), pw)
@@ -82,8 +72,7 @@ func TestInjectorDelayRequests(t *testing.T) {
 // TestInjectorDelayReplies: the node runs the command at once; the reply
 // comes after the client's read gave up.
 func TestInjectorDelayReplies(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := t.Context()
 	c, n, in := setup(t, 1, 1)
 	pw := c.Password()
 	rc, err := redis.Dial("tcp", n.Link(0, 0).Addr(), redis.DialPassword(pw), redis.DialReadTimeout(100*time.Millisecond))
@@ -109,8 +98,7 @@ func TestInjectorDelayReplies(t *testing.T) {
 
 // TestInjectorScriptFlush: the node forgets its scripts.
 func TestInjectorScriptFlush(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := t.Context()
 	c, _, in := setup(t, 2, 1)
 	rc := dialAuth(t, c.Nodes()[1].Addr(), c.Password())
 	sha, err := redis.String(rc.Do("SCRIPT", "LOAD", "return 1"))
@@ -131,8 +119,7 @@ func TestInjectorScriptFlush(t *testing.T) {
 // TestInjectorRestartKept: the node comes back with its keys and without
 // its scripts.
 func TestInjectorRestartKept(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := t.Context()
 	c, _, in := setup(t, 1, 1)
 	addr, pw := c.Nodes()[0].Addr(), c.Password()
 	rc := dialAuth(t, addr, pw)
@@ -176,8 +163,7 @@ func (p plainNodes) Nodes() []cluster.Node {
 // node keeping its data logs the fault as not injected, and the run goes
 // on.
 func TestInjectorRestartKeptUnsupported(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := t.Context()
 	c := chaostest.Start(t, cluster.BackendLocal, cluster.Config{Nodes: 1})
 	in := fault.NewInjector(plainNodes{c}, nil, time.Now())
 	if err := in.Apply(ctx, fault.Fault{Kind: fault.RestartKept, Node: 0}); err != nil {

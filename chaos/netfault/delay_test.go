@@ -8,6 +8,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/quorumlock/quorumlock/chaos/internal/chaostest"
 	"github.com/quorumlock/quorumlock/chaos/netfault"
 	"github.com/quorumlock/quorumlock/internal/redisproc"
 )
@@ -16,22 +17,14 @@ import (
 // wait for, so that what they order by it is ordered on any machine.
 const lateBy = 2 * time.Second
 
-// awaitValue polls the node directly until key holds want (or 10s pass),
-// and returns the values it saw on the way, in order, once each.
+// awaitValue polls the node directly until key holds want, and returns
+// the values it saw on the way (chaostest.AwaitValue).
 func awaitValue(t *testing.T, addr, key, want string) []string {
 	t.Helper()
-	var seen []string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	return chaostest.AwaitValue(t, want, func() string {
 		v, _ := redis.String(direct(t, addr, "GET", key), nil)
-		if len(seen) == 0 || seen[len(seen)-1] != v {
-			seen = append(seen, v)
-		}
-		if v == want {
-			return seen
-		}
-	}
-	t.Fatalf("%s never became %q (saw %v)", key, want, seen)
-	return nil
+		return v
+	})
 }
 
 func dialRaw(t *testing.T, addr string) net.Conn {

@@ -63,14 +63,9 @@ func (r *Run) watch(ctx context.Context) error {
 	}
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- guard.Call(func() error { return r.sc.run(bctx, r) }) }()
-	fire := time.NewTimer(limit)
-	defer fire.Stop()
-	select {
-	case err := <-done:
+	done, ended, err := within(limit, func() error { return r.sc.run(bctx, r) })
+	if ended {
 		return err
-	case <-fire.C:
 	}
 	h := &hangError{limit: limit, dump: guard.Dump()}
 	cancel()
@@ -82,6 +77,23 @@ func (r *Run) watch(ctx context.Context) error {
 		h.abandoned = true
 	}
 	return h
+}
+
+// within runs fn on a goroutine of its own (a panic becomes its error,
+// guard.Call) and waits for it up to d: it returns true and fn's error
+// when fn returned in time, else false and the channel that gets fn's
+// error once it returns.
+func within(d time.Duration, fn func() error) (done <-chan error, ended bool, err error) {
+	c := make(chan error, 1)
+	go func() { c <- guard.Call(fn) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case err := <-c:
+		return c, true, err
+	case <-t.C:
+		return c, false, nil
+	}
 }
 
 // aborted turns the hang or the panic that err carries into a failed
@@ -110,17 +122,11 @@ func (r *Run) aborted(err error) error {
 // to closeWithin, and returns its error; one that takes longer is left to
 // run and noted.
 func (r *Run) bounded(what string, step func() error) error {
-	done := make(chan error, 1)
-	go func() { done <- guard.Call(step) }()
-	t := time.NewTimer(closeWithin)
-	defer t.Stop()
-	select {
-	case err := <-done:
-		return err
-	case <-t.C:
+	_, ended, err := within(closeWithin, step)
+	if !ended {
 		r.addCheck("torn down", false, "%s took over %v (left running)", what, closeWithin)
-		return nil
 	}
+	return err
 }
 
 // noViolation checks, for a safe scenario, that no invariant was violated
