@@ -18,6 +18,8 @@
 // all of them). Each scenario runs under a watchdog (--watchdog): one that
 // hangs fails with the stacks of every goroutine, written beside the
 // timelines, and the suite goes on; one that panics fails the same way.
+// With --isolate each scenario runs in a process of its own, so that even a
+// panic on one of the library's own goroutines fails that scenario only.
 //
 // It exits with status 1 when a scenario did not show its expected outcome,
 // 2 on bad usage.
@@ -63,6 +65,7 @@ type config struct {
 	server     string
 	transport  workload.Transport
 	watchdog   time.Duration
+	isolate    bool
 }
 
 func parse(args []string, stderr io.Writer) (config, error) {
@@ -92,6 +95,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&noProg, "no-progress", false, "no progress display on stderr")
 	fs.StringVar(&c.server, "server", "", "server binary of the local backend's masters, e.g. valkey-server (default $"+cluster.ServerEnv+", else "+cluster.DefaultServer+")")
 	fs.StringVar(&client, "client", "", fmt.Sprintf("how every client of the safe scenarios reaches the masters, one of %v (default: a mix drawn from the seed)", workload.Transports))
+	fs.BoolVar(&c.isolate, "isolate", false, "run each scenario in a process of its own, so that a panic on any goroutine (the library's own too) fails that scenario only")
 	fs.DurationVar(&c.watchdog, "watchdog", 0, "longest a scenario may run before it fails as hung, with a goroutine dump (default 2 x --duration + 2m)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -146,7 +150,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	open, err := opener(ctx, c, stderr)
+	open, image, err := opener(ctx, c, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -159,6 +163,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			break
 		}
 		prog.start(s.Name)
+		if c.isolate {
+			r := runIsolated(ctx, c, s, image)
+			prog.done(r)
+			results = append(results, r)
+			continue
+		}
 		r := s.Run(ctx, scenario.Options{
 			Backend:   c.backend,
 			Open:      open,
@@ -175,13 +185,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	suite := report.Suite{Short: c.short, Duration: c.duration}
-	if c.svgDir != "" {
-		if suite.SVGs, err = report.WriteSVGs(c.svgDir, results); err != nil {
-			fmt.Fprintln(stderr, err)
-		}
-		if suite.Dumps, err = report.WriteDumps(c.svgDir, results); err != nil {
-			fmt.Fprintln(stderr, err)
-		}
+	if suite.SVGs, suite.Dumps, err = writeFiles(c, results); err != nil {
+		fmt.Fprintln(stderr, err)
 	}
 	if c.json {
 		err = report.JSON(stdout, suite, results)
@@ -204,27 +209,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// opener returns how scenarios start their cluster on the chosen backend.
-func opener(ctx context.Context, c config, stderr io.Writer) (func(context.Context, cluster.Config) (cluster.Cluster, error), error) {
+// opener returns how scenarios start their cluster on the chosen backend,
+// and the Docker image they run (built here with --build-image).
+func opener(ctx context.Context, c config, stderr io.Writer) (func(context.Context, cluster.Config) (cluster.Cluster, error), string, error) {
 	switch c.backend {
 	case cluster.BackendLocal, cluster.BackendCompose:
 		return func(ctx context.Context, cfg cluster.Config) (cluster.Cluster, error) {
 			return cluster.Start(ctx, c.backend, cfg)
-		}, nil
+		}, "", nil
 	case cluster.BackendDocker:
 		image := c.image
 		if c.buildImage {
 			fmt.Fprintf(stderr, "building %s from the host's redis-server...\n", redisimage.Tag)
 			img, err := redisimage.Build(ctx, redisimage.Tag)
 			if err != nil {
-				return nil, err
+				return nil, "", err
 			}
 			image = img
 		}
 		return func(ctx context.Context, cfg cluster.Config) (cluster.Cluster, error) {
 			return cluster.StartDocker(ctx, cluster.DockerConfig{Config: cfg, Image: image})
-		}, nil
+		}, image, nil
 	default:
-		return nil, fmt.Errorf("chaos: unknown backend %q", c.backend)
+		return nil, "", fmt.Errorf("chaos: unknown backend %q", c.backend)
 	}
 }
