@@ -10,8 +10,9 @@ import (
 
 // Transports returns how the clients of a safe scenario reach the masters
 // (workload.EnvConfig.Transport): the transport Options.Transport names
-// for every client, or else a mix drawn from the run's seed, in which
-// every transport has a client when there are at least as many clients.
+// for every client, or else a mix drawn from the run's seed
+// (workload.MixTransports: clients 0 and 1 pipelined, the others over the
+// other transports).
 func (r *Run) Transports() func(client int) workload.Transport {
 	if r.opts.Transport != "" {
 		return workload.AllOver(r.opts.Transport)

@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -60,14 +61,22 @@ func ParseTransport(name string) (Transport, error) {
 	return "", fmt.Errorf("workload: no transport %q (want one of %v)", name, Transports)
 }
 
+// pipelinedFirst is how many clients of a mix are pipelined before the
+// others take the other transports: the library's default transport keeps
+// two clients in every run, so that the probes (which take clients 0 and 1
+// first, RunProbes) and the echo checks still meet the pipelined
+// connection's own defects as often as they catch them.
+const pipelinedFirst = 2
+
 // MixTransports returns the transports of a run's clients, drawn from
-// seed: the clients take Transports in an order the seed shuffles, so
-// that with at least as many clients as transports every transport has a
-// client, and again from the start for more clients.
+// seed: clients 0 and 1 are Pipelined, the next ones take the other
+// transports in an order the seed shuffles (so with 5 clients every
+// transport has one, with 4 the seed leaves one out), and so on in turn.
 func MixTransports(seed uint64) func(client int) Transport {
-	order := append([]Transport(nil), Transports...)
+	others := slices.DeleteFunc(slices.Clone(Transports), func(t Transport) bool { return t == Pipelined })
 	rng := rand.New(rand.NewPCG(seed, 0x7a9e))
-	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	rng.Shuffle(len(others), func(i, j int) { others[i], others[j] = others[j], others[i] })
+	order := append(slices.Repeat([]Transport{Pipelined}, pipelinedFirst), others...)
 	return func(client int) Transport { return order[client%len(order)] }
 }
 

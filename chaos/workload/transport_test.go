@@ -57,29 +57,33 @@ func TestEveryTransportLocks(t *testing.T) {
 
 func TestMixTransports(t *testing.T) {
 	orders := map[string]bool{}
+	n := len(workload.Transports) + 1 // two pipelined clients, then one of each other transport
 	for seed := range uint64(50) {
 		mix := workload.MixTransports(seed)
 		var got []workload.Transport
-		for i := range len(workload.Transports) {
+		for i := range n {
 			got = append(got, mix(i))
 		}
-		sorted := slices.Clone(got)
+		if got[0] != workload.Pipelined || got[1] != workload.Pipelined {
+			t.Fatalf("seed %d: clients 0 and 1 over %v, %v; want the pipelined transport", seed, got[0], got[1])
+		}
+		sorted := slices.Clone(got[2:])
 		slices.Sort(sorted)
-		want := slices.Clone(workload.Transports)
+		want := slices.Clone(workload.Transports[1:])
 		slices.Sort(want)
 		if !slices.Equal(sorted, want) {
-			t.Fatalf("seed %d: clients' transports %v, want each of %v once", seed, got, workload.Transports)
+			t.Fatalf("seed %d: clients' transports %v, want two pipelined, then each other one once", seed, got)
 		}
-		if mix(len(got)) != got[0] {
-			t.Errorf("seed %d: client %d does not start the order again", seed, len(got))
+		if mix(n) != got[0] || mix(n+2) != got[2] {
+			t.Errorf("seed %d: client %d does not start the order again", seed, n)
 		}
-		if again := workload.MixTransports(seed); again(2) != got[2] {
+		if again := workload.MixTransports(seed); again(3) != got[3] {
 			t.Errorf("seed %d: two mixes differ", seed)
 		}
 		orders[strings.Join(toStrings(got), ",")] = true
 	}
-	if len(orders) < 5 {
-		t.Errorf("50 seeds drew %d orders only", len(orders))
+	if len(orders) != 6 {
+		t.Errorf("50 seeds drew %d orders of the three other transports, want all 6", len(orders))
 	}
 	if all := workload.AllOver(workload.Rueidis); all(0) != workload.Rueidis || all(7) != workload.Rueidis {
 		t.Error("AllOver")
