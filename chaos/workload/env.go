@@ -248,7 +248,10 @@ func (e *Env) Counts() Counts {
 // KeysLeft counts the lock keys of this run on nodes (every node of the
 // cluster if none is given), read directly, not through the proxies.
 // Fencing counters ("...:fence"), which outlive their locks by design, are
-// not counted.
+// not counted, and neither are tombstones ("...:tomb:<id>", which a
+// release that did not find its hold writes so that a late acquire cannot
+// land after it) as long as they carry a TTL: they block nobody and
+// expire. A tombstone without a TTL is counted.
 func (e *Env) KeysLeft(ctx context.Context, nodes ...cluster.Node) (int, error) {
 	if len(nodes) == 0 {
 		nodes = e.Cluster.Nodes()
@@ -260,13 +263,26 @@ func (e *Env) KeysLeft(ctx context.Context, nodes ...cluster.Node) (int, error) 
 			return 0, err
 		}
 		for _, k := range keys {
-			if !strings.HasSuffix(k, ":fence") {
+			switch {
+			case strings.HasSuffix(k, ":fence"):
+			case strings.Contains(k, tombstone):
+				ms, err := cluster.PTTL(ctx, n.Addr(), k)
+				if err != nil {
+					return 0, err
+				}
+				if ms == -1 {
+					total++ // a tombstone that never expires
+				}
+			default:
 				total++
 			}
 		}
 	}
 	return total, nil
 }
+
+// tombstone marks the keys of the masters' tombstones (see KeysLeft).
+const tombstone = ":tomb:"
 
 // AwaitNoKeys waits, for up to within, until nodes (every node if none is
 // given) hold no key of this run, and returns how many were left in the
