@@ -216,3 +216,31 @@ func TestSentDelivered(t *testing.T) {
 		t.Errorf("k = %q: a request dropped by the reset reached the node", v)
 	}
 }
+
+// TestLateUntil checks that a link knows how late the bytes it read are
+// due: now-ish on a healthy link, the delay later on a delayed one.
+func TestLateUntil(t *testing.T) {
+	l, _ := oneLink(t, redisproc.Options{})
+	c := dialRaw(t, l.Addr())
+	before := time.Now()
+	if r, err := roundTrip(c, "PING\r\n", 5*time.Second); err != nil || r != "+PONG" {
+		t.Fatalf("PING: %q, %v", r, err)
+	}
+	if u := l.LateUntil(); u.Before(before) || u.After(time.Now()) {
+		t.Errorf("LateUntil %v after a PING on a healthy link, want between %v and now", u, before)
+	}
+	if _, err := l.Delay(netfault.Replies, lateBy); err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	// The proxy reads the reply within a round trip; then the link knows
+	// it is due lateBy after that.
+	for deadline := time.Now().Add(10 * time.Second); !l.LateUntil().After(sent.Add(lateBy)); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("LateUntil %v after sending a PING whose reply is delayed by %v", l.LateUntil().Sub(sent), lateBy)
+		}
+	}
+}

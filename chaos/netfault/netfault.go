@@ -73,6 +73,7 @@ type Link struct {
 	conns   map[*conn]struct{}
 	stats   Stats
 	closed  bool
+	lastDue time.Time // the latest time a chunk read so far is due (LateUntil)
 }
 
 // linkFault is the fault of a link; the zero value is a healthy link.
@@ -341,7 +342,21 @@ func (l *Link) stamp(c *conn, b []byte, request bool) (ch chunk, drop bool) {
 		l.stats.Resets++
 		return chunk{}, true
 	}
-	return chunk{b: append([]byte(nil), b...), due: time.Now().Add(delay)}, false
+	ch = chunk{b: append([]byte(nil), b...), due: time.Now().Add(delay)}
+	if ch.due.After(l.lastDue) {
+		l.lastDue = ch.due
+	}
+	return ch, false
+}
+
+// LateUntil is the latest time at which a byte the link has read so far,
+// either way, is due on the other side: a fault (Slow, Delay) may deliver
+// bytes that long after they were sent. Bytes a cut holds are due when
+// the cut heals, which LateUntil does not know.
+func (l *Link) LateUntil() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastDue
 }
 
 // track registers c so that close and Reset reach it, and returns the

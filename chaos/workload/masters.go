@@ -249,17 +249,38 @@ func (c *Client) settle(ctx context.Context, name string, t target, what string)
 const deliveredWithin = 5 * time.Second
 
 // awaitDelivered waits, for up to deliveredWithin, until every command
-// client c had sent to the masters by now reached them (or was dropped with
-// its connection): a fault may deliver a call's commands long after the
-// call returned, and what they do on the masters is the call's doing.
+// client c sent to the masters reached them (or was dropped with its
+// connection): a fault may deliver a call's commands long after the call
+// returned, and what they do on the masters is the call's doing. It first
+// waits until the bytes a fault delayed on the client's links have
+// arrived, either way (netfault.Link.LateUntil): a transport that keeps
+// a master's commands in order (the adapters) sends a call's release only
+// once the command before it returned, which a late reply holds up.
 func (e *Env) awaitDelivered(ctx context.Context, c int) {
+	deadline := time.Now().Add(deliveredWithin)
 	links := make([]*netfault.Link, len(e.Cluster.Nodes()))
-	marks := make([]netfault.Mark, len(links))
+	var late time.Time
 	for j := range links {
 		links[j] = e.Net.Link(c, j)
-		marks[j] = links[j].Sent()
+		if u := links[j].LateUntil(); u.After(late) {
+			late = u
+		}
 	}
-	for deadline := time.Now().Add(deliveredWithin); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(5 * time.Millisecond) {
+	if late.After(deadline) {
+		late = deadline
+	}
+	if wait := time.Until(late); wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return
+		}
+	}
+	marks := make([]netfault.Mark, len(links))
+	for j, l := range links {
+		marks[j] = l.Sent()
+	}
+	for ; time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(5 * time.Millisecond) {
 		done := true
 		for j, l := range links {
 			done = done && l.Delivered(marks[j])
