@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/quorumlock/quorumlock/chaos/report"
 	"github.com/quorumlock/quorumlock/chaos/scenario"
 )
 
@@ -133,18 +132,3 @@ func (c *capped) Write(p []byte) (int, error) {
 
 // Bytes returns what was kept.
 func (c *capped) Bytes() []byte { return c.buf }
-
-// writeFiles writes the timelines (unless the children did) and the
-// goroutine dumps of results to c.svgDir, and returns where they are.
-func writeFiles(c config, results []scenario.Result) (svgs, dumps map[string]string, err error) {
-	if c.svgDir == "" {
-		return nil, nil, nil
-	}
-	if c.isolate {
-		svgs = childFiles(c.svgDir, results)
-	} else if svgs, err = report.WriteSVGs(c.svgDir, results); err != nil {
-		return svgs, nil, err
-	}
-	dumps, err = report.WriteDumps(c.svgDir, results)
-	return svgs, dumps, err
-}

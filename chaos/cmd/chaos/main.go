@@ -234,3 +234,18 @@ func opener(ctx context.Context, c config, stderr io.Writer) (func(context.Conte
 		return nil, "", fmt.Errorf("chaos: unknown backend %q", c.backend)
 	}
 }
+
+// writeFiles writes the timelines (unless the children did) and the
+// goroutine dumps of results to c.svgDir, and returns where they are.
+func writeFiles(c config, results []scenario.Result) (svgs, dumps map[string]string, err error) {
+	if c.svgDir == "" {
+		return nil, nil, nil
+	}
+	if c.isolate {
+		svgs = childFiles(c.svgDir, results)
+	} else if svgs, err = report.WriteSVGs(c.svgDir, results); err != nil {
+		return svgs, nil, err
+	}
+	dumps, err = report.WriteDumps(c.svgDir, results)
+	return svgs, dumps, err
+}
