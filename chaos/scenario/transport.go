@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/quorumlock/quorumlock/chaos/checker"
@@ -10,14 +11,15 @@ import (
 
 // Transports returns how the clients of a safe scenario reach the masters
 // (workload.EnvConfig.Transport): the transport Options.Transport names
-// for every client, or else a mix drawn from the run's seed
-// (workload.MixTransports: clients 0 and 1 pipelined, the others over the
-// other transports).
+// for every client, or else the mix of workload.MixTransports (three
+// clients of four pipelined, the fourth over another transport), turned by
+// the scenario's place in All(), so that the suite's safe scenarios give
+// each of the other transports to a third of them.
 func (r *Run) Transports() func(client int) workload.Transport {
 	if r.opts.Transport != "" {
 		return workload.AllOver(r.opts.Transport)
 	}
-	return workload.MixTransports(r.Seed)
+	return workload.MixTransports(max(0, slices.IndexFunc(All(), func(s Scenario) bool { return s.Name == r.sc.Name })))
 }
 
 // transportUse sums up, per transport the clients of e used, which

@@ -61,23 +61,22 @@ func ParseTransport(name string) (Transport, error) {
 	return "", fmt.Errorf("workload: no transport %q (want one of %v)", name, Transports)
 }
 
-// pipelinedFirst is how many clients of a mix are pipelined before the
-// others take the other transports: the library's default transport keeps
-// two clients in every run, so that the probes (which take clients 0 and 1
-// first, RunProbes) and the echo checks still meet the pipelined
-// connection's own defects as often as they catch them.
-const pipelinedFirst = 2
-
-// MixTransports returns the transports of a run's clients, drawn from
-// seed: clients 0 and 1 are Pipelined, the next ones take the other
-// transports in an order the seed shuffles (so with 5 clients every
-// transport has one, with 4 the seed leaves one out), and so on in turn.
-func MixTransports(seed uint64) func(client int) Transport {
+// MixTransports returns the transports of a run's clients: three of
+// every four are Pipelined, the library's default (the probes and the echo
+// checks meet the pipelined connection's own defects through them as
+// often as through four), and every fourth (clients 3, 7, ...) reaches the
+// masters through one of the others, in turn from the k-th: with k = 0
+// the Pooled mode, then the go-redis adapter, then the rueidis one. A
+// suite gives its scenarios consecutive k, so that each of the other
+// transports has clients in a third of them.
+func MixTransports(k int) func(client int) Transport {
 	others := slices.DeleteFunc(slices.Clone(Transports), func(t Transport) bool { return t == Pipelined })
-	rng := rand.New(rand.NewPCG(seed, 0x7a9e))
-	rng.Shuffle(len(others), func(i, j int) { others[i], others[j] = others[j], others[i] })
-	order := append(slices.Repeat([]Transport{Pipelined}, pipelinedFirst), others...)
-	return func(client int) Transport { return order[client%len(order)] }
+	return func(client int) Transport {
+		if client%4 != 3 {
+			return Pipelined
+		}
+		return others[(k+client/4)%len(others)]
+	}
 }
 
 // AllOver returns a transport choice that gives every client t.
