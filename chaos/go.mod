@@ -1,16 +1,29 @@
 module github.com/quorumlock/quorumlock/chaos
 
-go 1.25.0
+go 1.26.0
 
 replace github.com/quorumlock/quorumlock => ../
+
+replace github.com/quorumlock/quorumlock/adapters/goredis => ../adapters/goredis
+
+replace github.com/quorumlock/quorumlock/adapters/rueidis => ../adapters/rueidis
 
 require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/gomodule/redigo v1.9.3
 	github.com/ory/dockertest/v3 v3.12.0
 	github.com/quorumlock/quorumlock v0.1.0
+	github.com/quorumlock/quorumlock/adapters/goredis v0.1.0
+	github.com/quorumlock/quorumlock/adapters/rueidis v0.1.0
+	github.com/redis/go-redis/v9 v9.20.0
+	github.com/redis/rueidis v1.0.79
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.20.0
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 )
 
 require (
@@ -41,7 +54,7 @@ require (
 	github.com/xeipuuv/gojsonpointer v0.0.0-20190905194746-02993c407bfb // indirect
 	github.com/xeipuuv/gojsonreference v0.0.0-20180127040603-bd5ef7bd5415 // indirect
 	github.com/xeipuuv/gojsonschema v1.2.0 // indirect
-	golang.org/x/sys v0.28.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 	gopkg.in/check.v1 v1.0.0-20190902080502-41f04d3bba15 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 )

@@ -54,6 +54,11 @@ type Config struct {
 	Nodes int
 	// Persistence is what a restarted node keeps.
 	Persistence Persistence
+	// Server is the server binary of the local backend's nodes: a name on
+	// PATH or a path, redis-server or a compatible server (valkey-server).
+	// "" means $QUORUMLOCK_SERVER, else redis-server. The Docker and
+	// Compose backends run their image's server.
+	Server string
 	// Password, if set, starts every node with requirepass, so that
 	// clients must dial with AUTH (Cluster.Password reads it back). The
 	// harness's own commands on the nodes (Keys, Get, ClockJump, ...)
@@ -87,6 +92,23 @@ func (p Persistence) String() string {
 	default:
 		return "any"
 	}
+}
+
+// ServerEnv names the environment variable that chooses the server binary
+// of the local backend (Config.Server) when the config does not.
+const ServerEnv = "QUORUMLOCK_SERVER"
+
+// DefaultServer is the server binary of the local backend when neither
+// Config.Server nor ServerEnv names one.
+const DefaultServer = "redis-server"
+
+// ServerBinary returns the server binary the local backend starts for c:
+// c.Server, else $QUORUMLOCK_SERVER, else redis-server.
+func (c Config) ServerBinary() string {
+	if c.Server != "" {
+		return c.Server
+	}
+	return envOr(ServerEnv, DefaultServer)
 }
 
 func (c Config) nodes() int {

@@ -16,6 +16,10 @@
 // Every node can be killed, started, restarted with or without a delay,
 // paused and resumed. Whether a restart keeps the data depends on the node's
 // persistence (AOF with appendfsync always, or none), fixed when the cluster
-// starts. ClockJump emulates a jump of a node's clock by shifting the expiry
-// of every key on it.
+// starts; RestartKept restarts a node as a persistent one restarts (its
+// data back, its connections and scripts gone) whatever its persistence,
+// where the backend can. ClockJump emulates a jump of a node's clock by
+// shifting the expiry of every key on it; ScriptFlush empties its script
+// cache. The local backend runs redis-server, or valkey-server (or another
+// compatible server) named by Config.Server or QUORUMLOCK_SERVER.
 package cluster

@@ -8,15 +8,17 @@ import (
 	"github.com/quorumlock/quorumlock/internal/redisproc"
 )
 
-// Local is a cluster of redis-server processes on free loopback ports.
+// Local is a cluster of redis-server (or valkey-server) processes on free
+// loopback ports.
 type Local struct {
 	nodes    []Node
 	procs    []*redisproc.Server
 	password string
 }
 
-// StartLocal starts cfg.Nodes redis-server processes (redis-server must be on
-// PATH) and waits until each answers PING.
+// StartLocal starts cfg.Nodes server processes (cfg.ServerBinary(),
+// redis-server by default, must be on PATH) and waits until each answers
+// PING.
 func StartLocal(ctx context.Context, cfg Config) (*Local, error) {
 	l := &Local{password: cfg.Password}
 	for i := range cfg.nodes() {
@@ -24,7 +26,8 @@ func StartLocal(ctx context.Context, cfg Config) (*Local, error) {
 			l.Close()
 			return nil, err
 		}
-		s, err := redisproc.Start(redisproc.Options{AppendOnly: cfg.Persistence == PersistenceAOF, Password: cfg.Password})
+		s, err := redisproc.Start(redisproc.Options{Binary: cfg.ServerBinary(),
+			AppendOnly: cfg.Persistence == PersistenceAOF, Password: cfg.Password})
 		if err != nil {
 			l.Close()
 			return nil, fmt.Errorf("cluster: local node %d: %w", i, err)

@@ -128,6 +128,16 @@ func Keys(ctx context.Context, addr, pattern string) ([]string, error) {
 	}
 }
 
+// PTTL returns the time to live of key on the node at addr in
+// milliseconds: -1 for a key without one, -2 for no such key.
+func PTTL(ctx context.Context, addr, key string) (int64, error) {
+	ms, err := redis.Int64(do(ctx, addr, "PTTL", key))
+	if err != nil {
+		return 0, fmt.Errorf("cluster: pttl on %s: %w", addr, err)
+	}
+	return ms, nil
+}
+
 // CountKeys returns how many keys matching pattern the node at addr holds.
 func CountKeys(ctx context.Context, addr, pattern string) (int, error) {
 	keys, err := Keys(ctx, addr, pattern)

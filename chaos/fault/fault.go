@@ -11,8 +11,8 @@ import (
 type Kind string
 
 // The kinds of fault. Kill, Pause, Cut, Slow, SlowSetup, DropReply, Reset,
-// Multi, Restart and ClockJump inject a fault; Start, Resume and Heal end
-// one.
+// Multi, DelayRequests, DelayReplies, ScriptFlush, Restart, RestartKept and
+// ClockJump inject a fault; Start, Resume and Heal end one.
 const (
 	Kill      Kind = "kill"       // SIGKILL the node (docker kill)
 	Start     Kind = "start"      // start a killed node
@@ -21,7 +21,7 @@ const (
 	Resume    Kind = "resume"     // SIGCONT the node (docker unpause)
 	Slow      Kind = "slow"       // delay the requests of Clients to the node by Arg
 	Cut       Kind = "cut"        // hold all traffic between the node and Clients
-	Heal      Kind = "heal"       // end Slow, SlowSetup, Cut, DropReply or Multi between the node and Clients
+	Heal      Kind = "heal"       // end Slow, SlowSetup, Cut, DropReply, Multi or a Delay between the node and Clients
 	ClockJump Kind = "clock-jump" // the node's clock jumps by Arg (emulated)
 	// ClientPause is a client frozen for Arg (a GC pause, a stopped VM).
 	// The scenario freezes the client itself and records it with
@@ -48,12 +48,38 @@ const (
 	// turns the shared connection into a transaction, and Heal (or HealAll)
 	// sends DISCARD through the same connection to end it.
 	Multi Kind = "multi"
+	// DelayRequests delays by Arg every byte that the connections of
+	// Clients to the node, open now (or the next one, when none is),
+	// carry to the node (netfault.Link.Delay): commands reach the node
+	// after their caller gave up, after the client closed the connection
+	// and reached the node again over a new one, which is not delayed.
+	// Until Heal; bytes already delayed keep their time.
+	DelayRequests Kind = "delay-requests"
+	// DelayReplies is DelayRequests for the node's replies: the node runs
+	// the commands at once, their replies reach the client Arg later.
+	DelayReplies Kind = "delay-replies"
+	// ScriptFlush empties the node's script cache (SCRIPT FLUSH): the next
+	// EVALSHA of every client gets NOSCRIPT. It needs no end.
+	ScriptFlush Kind = "script-flush"
+	// RestartKept restarts the node the way a master with AOF and
+	// appendfsync always restarts (cluster.RestartKept): every connection
+	// closed, the script cache empty, every key back. It needs no end. A
+	// backend that cannot do it (Docker, Compose, without persistence)
+	// logs it as not injected.
+	RestartKept Kind = "restart-kept"
 )
+
+// Generic are the faults that no scenario aims at a known bug: bytes of a
+// connection that arrive after their caller gave up (either way), a
+// script cache emptied at a random moment, a master restarted with its
+// data. Every one keeps the masters' data.
+var Generic = []Kind{DelayRequests, DelayReplies, ScriptFlush, RestartKept}
 
 // Injects reports whether k injects a fault (rather than ending one).
 func (k Kind) Injects() bool {
 	switch k {
-	case Kill, Restart, Pause, Slow, Cut, ClockJump, ClientPause, DropReply, Reset, SlowSetup, Multi:
+	case Kill, Restart, Pause, Slow, Cut, ClockJump, ClientPause, DropReply, Reset, SlowSetup, Multi,
+		DelayRequests, DelayReplies, ScriptFlush, RestartKept:
 		return true
 	}
 	return false
@@ -70,7 +96,8 @@ type Fault struct {
 	// Reset, Multi and Heal act on; nil means every client.
 	Clients []int `json:"clients,omitempty"`
 	// Arg is the latency of Slow, the round-trip time of SlowSetup, the
-	// delay of Restart, the jump of ClockJump.
+	// delay of Restart, DelayRequests and DelayReplies, the jump of
+	// ClockJump.
 	Arg time.Duration `json:"arg_ns,omitempty"`
 }
 
@@ -110,6 +137,12 @@ func (f Fault) String() string {
 		return fmt.Sprintf("reset the connections of %s to %s", node, clients)
 	case Multi:
 		return fmt.Sprintf("multi on %s from %s", node, clients)
+	case DelayRequests:
+		return fmt.Sprintf("delay the requests of %s to %s by %v", clients, node, f.Arg)
+	case DelayReplies:
+		return fmt.Sprintf("delay the replies of %s to %s by %v", node, clients, f.Arg)
+	case RestartKept:
+		return fmt.Sprintf("restart %s keeping its data", node)
 	case ClockJump:
 		sign := "+"
 		if f.Arg < 0 {

@@ -38,7 +38,8 @@ func TestRandomInvariants(t *testing.T) {
 		cfg := fault.RandomConfig{Nodes: 5, Clients: 3, Duration: 10 * time.Second, DownFor: time.Second,
 			Gap: 100 * time.Millisecond, Hold: 400 * time.Millisecond,
 			Kinds: []fault.Kind{fault.Kill, fault.Pause, fault.Cut, fault.Slow, fault.Restart,
-				fault.DropReply, fault.Reset, fault.SlowSetup, fault.Multi}}
+				fault.DropReply, fault.Reset, fault.SlowSetup, fault.Multi,
+				fault.DelayRequests, fault.DelayReplies, fault.ScriptFlush, fault.RestartKept}}
 		s := fault.Random(seed, cfg)
 		faultyUntil := map[int]time.Duration{}
 		killedAt := map[int]time.Duration{}
@@ -60,12 +61,13 @@ func TestRandomInvariants(t *testing.T) {
 				}
 			}
 			switch f.Kind {
-			case fault.Reset:
+			case fault.Reset, fault.ScriptFlush, fault.RestartKept:
 				if faultyUntil[f.Node] > f.At {
 					t.Fatalf("seed %d: %v at %v on a node still faulty", seed, f, f.At)
 				}
 				faultyUntil[f.Node] = f.At // instant
-			case fault.Kill, fault.Pause, fault.Cut, fault.Slow, fault.Restart, fault.DropReply, fault.SlowSetup, fault.Multi:
+			case fault.Kill, fault.Pause, fault.Cut, fault.Slow, fault.Restart, fault.DropReply, fault.SlowSetup, fault.Multi,
+				fault.DelayRequests, fault.DelayReplies:
 				if faultyUntil[f.Node] > f.At {
 					t.Fatalf("seed %d: %v at %v on a node still faulty", seed, f, f.At)
 				}
@@ -122,15 +124,20 @@ func TestFaultString(t *testing.T) {
 		{fault.Fault{Kind: fault.Reset, Node: 2}, "reset the connections of redis-2 to all clients"},
 		{fault.Fault{Kind: fault.SlowSetup, Node: 0, Clients: []int{1}, Arg: 40 * time.Millisecond}, "slow-setup redis-0 to 40ms RTT for client 1"},
 		{fault.Fault{Kind: fault.Multi, Node: 3, Clients: []int{0}}, "multi on redis-3 from client 0"},
+		{fault.Fault{Kind: fault.DelayRequests, Node: 1, Clients: []int{2}, Arg: time.Second}, "delay the requests of client 2 to redis-1 by 1s"},
+		{fault.Fault{Kind: fault.DelayReplies, Node: 1, Arg: 1500 * time.Millisecond}, "delay the replies of redis-1 to all clients by 1.5s"},
+		{fault.Fault{Kind: fault.ScriptFlush, Node: 2}, "script-flush redis-2"},
+		{fault.Fault{Kind: fault.RestartKept, Node: 0}, "restart redis-0 keeping its data"},
 	} {
 		if got := tc.f.String(); got != tc.want {
 			t.Errorf("String() = %q, want %q", got, tc.want)
 		}
 	}
 	s := fault.Schedule{{Kind: fault.Kill}, {Kind: fault.Start}, {Kind: fault.Cut}, {Kind: fault.Heal}, {Kind: fault.ClockJump},
-		{Kind: fault.DropReply}, {Kind: fault.Reset}, {Kind: fault.SlowSetup}, {Kind: fault.Multi}, {Kind: fault.Resume}}
-	if s.Injections() != 7 {
-		t.Errorf("Injections() = %d, want 7", s.Injections())
+		{Kind: fault.DropReply}, {Kind: fault.Reset}, {Kind: fault.SlowSetup}, {Kind: fault.Multi}, {Kind: fault.Resume},
+		{Kind: fault.DelayRequests}, {Kind: fault.DelayReplies}, {Kind: fault.ScriptFlush}, {Kind: fault.RestartKept}}
+	if s.Injections() != 11 {
+		t.Errorf("Injections() = %d, want 11", s.Injections())
 	}
 }
 

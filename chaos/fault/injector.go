@@ -69,7 +69,11 @@ func (in *Injector) Apply(ctx context.Context, f Fault) error {
 	}
 	begun := time.Since(in.base)
 	note, err := in.apply(ctx, f)
-	return in.logged(f, begun, note, err)
+	err = in.logged(f, begun, note, err)
+	if errors.Is(err, cluster.ErrUnsupported) {
+		return nil // logged with its error, so not counted as injected: the backend cannot do it
+	}
+	return err
 }
 
 // noNode is the error of f when its node is none of the injector's, or nil.
@@ -122,10 +126,19 @@ func (in *Injector) apply(ctx context.Context, f Fault) (string, error) {
 			in.setState(f.Node, false, false)
 		}
 		return "", err
+	case RestartKept:
+		in.setState(f.Node, true, false)
+		err := cluster.RestartKept(ctx, n)
+		if err == nil || errors.Is(err, cluster.ErrUnsupported) {
+			in.setState(f.Node, false, false)
+		}
+		return "", err
+	case ScriptFlush:
+		return "", cluster.ScriptFlush(ctx, n.Addr())
 	case ClockJump:
 		r, err := cluster.ClockJump(ctx, n.Addr(), f.Arg)
 		return fmt.Sprintf("%d keys expired, %d shifted", r.Expired, r.Shifted), err
-	case Slow, Cut, SlowSetup, DropReply, Reset:
+	case Slow, Cut, SlowSetup, DropReply, Reset, DelayRequests, DelayReplies:
 		return in.link(f)
 	case Heal:
 		note, err := in.link(f)
@@ -173,7 +186,7 @@ func (in *Injector) link(f Fault) (string, error) {
 		return "", err
 	}
 	var errs []error
-	resets := 0
+	resets, delayed := 0, 0
 	for _, c := range clients {
 		if c < 0 || c >= in.net.Clients() {
 			errs = append(errs, fmt.Errorf("no client %d", c))
@@ -194,13 +207,24 @@ func (in *Injector) link(f Fault) (string, error) {
 			errs = append(errs, l.DropReply(1))
 		case Reset:
 			resets += l.Reset()
+		case DelayRequests, DelayReplies:
+			dir := netfault.Requests
+			if f.Kind == DelayReplies {
+				dir = netfault.Replies
+			}
+			n, err := l.Delay(dir, f.Arg)
+			delayed += n
+			errs = append(errs, err)
 		case Heal:
 			l.Heal()
 		}
 	}
 	note := ""
-	if f.Kind == Reset || f.Kind == SlowSetup {
+	switch f.Kind {
+	case Reset, SlowSetup:
 		note = fmt.Sprintf("%d connections reset", resets)
+	case DelayRequests, DelayReplies:
+		note = fmt.Sprintf("%d open connections delayed (a link without one: its next)", delayed)
 	}
 	return note, errors.Join(errs...)
 }

@@ -22,9 +22,10 @@ type RandomConfig struct {
 	// means 500ms.
 	Hold time.Duration
 	// Kinds are the faults to inject, drawn uniformly: any of Kill, Pause,
-	// Cut, Slow, Restart, ClockJump, and the connection faults DropReply,
-	// Reset, SlowSetup and Multi (Multi needs Injector.SendCommand). Empty
-	// means Kill, Pause, Cut and Slow.
+	// Cut, Slow, Restart, RestartKept, ScriptFlush, ClockJump, and the
+	// connection faults DropReply, Reset, SlowSetup, Multi (which needs
+	// Injector.SendCommand), DelayRequests and DelayReplies. Empty means
+	// Kill, Pause, Cut and Slow.
 	Kinds []Kind
 	// DownFor is the least time a killed node stays down, and the delay of
 	// a Restart. Nodes without persistence need at least the longest TTL
@@ -36,16 +37,30 @@ type RandomConfig struct {
 	RTT time.Duration
 	// Jump is the clock jump of ClockJump.
 	Jump time.Duration
+	// Delay is the mean delay of DelayRequests and DelayReplies (each
+	// uniform in [Delay/2, 3Delay/2]); 0 means DefaultDelay.
+	Delay time.Duration
 }
+
+// DefaultDelay is the mean delay of DelayRequests and DelayReplies: past
+// the node timeout of any client (a caller gives up first), and most of
+// the time past the pipelined connection's stall timeout (1s: the client
+// closes the connection and reaches the node over a new one before the
+// bytes arrive).
+const DefaultDelay = 1500 * time.Millisecond
 
 // Random returns the schedule that seed draws for cfg. The same seed and
 // config always give the same schedule. Each injection takes a healthy node
 // (at most MaxFaulty nodes are faulty at once) and schedules the end of its
 // fault: Start after Kill, Resume after Pause, Heal after Cut, Slow,
-// SlowSetup, DropReply and Multi. Restart, ClockJump and Reset need no end;
-// the node counts as faulty for the restart's delay, the hold, and a
-// quarter of the hold (the clients' redial) respectively. Connection faults
-// act on all clients half of the time, on a random subset otherwise.
+// SlowSetup, DropReply, Multi, DelayRequests and DelayReplies. Restart,
+// RestartKept, ScriptFlush, ClockJump and Reset need no end; the node
+// counts as faulty for the restart's delay, the hold, and a quarter of the
+// hold (the clients' redial) respectively. A delay's node counts as faulty
+// until its last delayed bytes have arrived (its Heal plus its delay),
+// which may be after Duration: the schedule ends every fault before
+// Duration, not the bytes still on their way. Connection faults act on all
+// clients half of the time, on a random subset otherwise.
 func Random(seed uint64, cfg RandomConfig) Schedule {
 	rng := rand.New(rand.NewPCG(seed, 0x5ca1ab1e))
 	if cfg.MaxFaulty <= 0 {
@@ -65,6 +80,9 @@ func Random(seed uint64, cfg RandomConfig) Schedule {
 	}
 	if cfg.RTT <= 0 {
 		cfg.RTT = 40 * time.Millisecond
+	}
+	if cfg.Delay <= 0 {
+		cfg.Delay = DefaultDelay
 	}
 	around := func(mean time.Duration) time.Duration {
 		return mean/2 + time.Duration(rng.Int64N(int64(mean)+1))
@@ -88,7 +106,8 @@ func Random(seed uint64, cfg RandomConfig) Schedule {
 		kind := cfg.Kinds[rng.IntN(len(cfg.Kinds))]
 		hold := around(cfg.Hold)
 		var end Fault
-		var clients []int // of a fault without an end
+		var clients []int        // of a fault without an end
+		late := time.Duration(0) // how long its bytes still arrive after its end
 		switch kind {
 		case Kill:
 			end = Fault{Kind: Start, Node: node}
@@ -97,8 +116,13 @@ func Random(seed uint64, cfg RandomConfig) Schedule {
 			end = Fault{Kind: Resume, Node: node}
 		case Cut, Slow, SlowSetup, DropReply, Multi:
 			end = Fault{Kind: Heal, Node: node, Clients: someClients(rng, cfg.Clients)}
+		case DelayRequests, DelayReplies:
+			end = Fault{Kind: Heal, Node: node, Clients: someClients(rng, cfg.Clients)}
+			late = around(cfg.Delay)
 		case Restart:
 			hold = cfg.DownFor + hold/4 // the delay, and time to come back
+		case RestartKept, ScriptFlush:
+			hold /= 4 // instant (a restart: quick), then the clients' time to dial anew or reload
 		case Reset:
 			clients = someClients(rng, cfg.Clients)
 			hold /= 4 // instant, then the clients' time to dial anew
@@ -119,13 +143,15 @@ func Random(seed uint64, cfg RandomConfig) Schedule {
 			f.Arg = cfg.DownFor
 		case ClockJump:
 			f.Arg = cfg.Jump
+		case DelayRequests, DelayReplies:
+			f.Arg = late
 		}
 		s = append(s, f)
 		if end.Kind != "" {
 			end.At = t + hold
 			s = append(s, end)
 		}
-		busyUntil[node] = t + hold
+		busyUntil[node] = t + hold + late
 	}
 	s.sort()
 	return s

@@ -6,8 +6,12 @@
 // by a latency (keeping the order of the bytes); a cut link holds the bytes
 // in both directions, as a network partition does (the client sees
 // timeouts, not refused connections), and delivers them in order when it is
-// healed, as TCP does after a short partition. A link whose node is down
-// closes the client's connection, as a refused connection would.
+// healed, as TCP does after a short partition. A delayed link (Delay)
+// delivers the bytes of the connections open at that moment, in one
+// direction, late: after the client gave up on them and reached the node
+// again over a new connection, which is not delayed. Sent and Delivered
+// tell when what a client sent has reached the node. A link whose node is
+// down closes the client's connection, as a refused connection would.
 //
 // The first version used Shopify's toxiproxy as a library. Its timeout toxic,
 // the one that stops traffic, cannot be removed cleanly: removing it closes

@@ -58,8 +58,8 @@ func (n *Net) Close() {
 // Link is the proxy between one client and one node: it accepts the
 // client's connections, connects each to the node, and copies bytes both
 // ways, subject to the link's fault. A link has at most one fault at a time
-// (Slow, SlowSetup, Cut or DropReply; each replaces the one before, Heal
-// removes it); Reset is an action on the connections, not a fault. Its
+// (Slow, SlowSetup, Cut, DropReply or Delay; each replaces the one before,
+// Heal removes it); Reset is an action on the connections, not a fault. Its
 // methods are safe for concurrent use.
 type Link struct {
 	ln       net.Listener
@@ -73,6 +73,7 @@ type Link struct {
 	conns   map[*conn]struct{}
 	stats   Stats
 	closed  bool
+	lastDue time.Time // the latest time a chunk read so far is due (LateUntil)
 }
 
 // linkFault is the fault of a link; the zero value is a healthy link.
@@ -82,6 +83,9 @@ type linkFault struct {
 	setup   time.Duration // added before a new connection reaches the node
 	cut     bool          // hold every byte, both ways
 	drops   int           // replies still to drop, resetting their connection
+	// next is the delay, per Direction, of the next connection accepted
+	// (Delay on a link without a connection).
+	next [2]time.Duration
 }
 
 // Stats counts what a link did to its connections.
@@ -185,6 +189,89 @@ func (l *Link) Reset() int {
 	return len(conns)
 }
 
+// Direction is a direction of the bytes on a link.
+type Direction int
+
+// The directions.
+const (
+	// Requests go from the client to the node.
+	Requests Direction = iota
+	// Replies go from the node to the client.
+	Replies
+)
+
+// String returns "requests" or "replies".
+func (d Direction) String() string {
+	if d == Replies {
+		return "replies"
+	}
+	return "requests"
+}
+
+// Delay delays by d every byte that the connections open now carry in
+// direction dir from now on (or, when none is open, the next connection
+// accepted), replacing any fault the link had; connections accepted later
+// are not delayed. So bytes can arrive long after the client gave up on
+// them: after its node timeout, after it closed the connection (a stall
+// timeout) and reached the node again over a new, fast connection. Bytes
+// a client wrote before it closed its connection are still delivered, in
+// order, at their time, and the node then sees the close, as over TCP.
+// Heal ends the delay for the bytes read from then on; bytes already
+// delayed keep their time. It returns the number of connections delayed
+// now (0: the next one will be).
+func (l *Link) Delay(dir Direction, d time.Duration) (int, error) {
+	if d < 0 {
+		return 0, fmt.Errorf("netfault: negative delay %v", d)
+	}
+	if dir != Requests && dir != Replies {
+		return 0, fmt.Errorf("netfault: no direction %d", dir)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := linkFault{}
+	n := 0
+	for c := range l.conns {
+		c.delay[dir] = d
+		n++
+	}
+	if n == 0 {
+		f.next[dir] = d
+	}
+	l.setLocked(f, false)
+	return n, nil
+}
+
+// Mark is where the requests of a link's connections stood at one moment
+// (Link.Sent).
+type Mark map[*conn]int64
+
+// Sent returns where the requests that the link's client sent so far
+// stand: Delivered reports when every one of them has reached the node
+// (or was dropped with its connection), however late a fault makes them.
+func (l *Link) Sent() Mark {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := make(Mark, len(l.conns))
+	for c := range l.conns {
+		m[c] = c.queued.Load()
+	}
+	return m
+}
+
+// Delivered reports whether every request the link had read when m was
+// taken has been written to the node, or dropped: by a reset, or with a
+// connection the node or the client closed.
+func (l *Link) Delivered(m Mark) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for c, queued := range m {
+		if _, open := l.conns[c]; open && c.handled.Load() < queued {
+			return false
+		}
+	}
+	return true
+}
+
 // Heal removes the link's fault.
 func (l *Link) Heal() { l.set(linkFault{}) }
 
@@ -198,7 +285,18 @@ func (l *Link) Stats() Stats {
 func (l *Link) set(f linkFault) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.setLocked(f, true)
+}
+
+// setLocked makes f the link's fault, ending the delays of its
+// connections (Delay) if clear is set.
+func (l *Link) setLocked(f linkFault, clear bool) {
 	l.f = f
+	if clear {
+		for c := range l.conns {
+			c.delay = [2]time.Duration{}
+		}
+	}
 	l.notifyLocked()
 }
 
@@ -229,22 +327,36 @@ func (l *Link) awaitOpen(done <-chan struct{}) bool {
 	}
 }
 
-// stamp returns the chunk of b, due after the link's latency in its
-// direction, or drop=true when the link drops it (a reply, while DropReply
-// is armed).
-func (l *Link) stamp(b []byte, request bool) (ch chunk, drop bool) {
+// stamp returns the chunk of b, read from c, due after the link's latency
+// and c's own delay in its direction, or drop=true when the link drops it
+// (a reply, while DropReply is armed).
+func (l *Link) stamp(c *conn, b []byte, request bool) (ch chunk, drop bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delay := l.f.reply
+	delay := l.f.reply + c.delay[Replies]
 	if request {
-		delay = l.f.request
+		delay = l.f.request + c.delay[Requests]
 	} else if l.f.drops > 0 {
 		l.f.drops--
 		l.stats.Dropped++
 		l.stats.Resets++
 		return chunk{}, true
 	}
-	return chunk{b: append([]byte(nil), b...), due: time.Now().Add(delay)}, false
+	ch = chunk{b: append([]byte(nil), b...), due: time.Now().Add(delay)}
+	if ch.due.After(l.lastDue) {
+		l.lastDue = ch.due
+	}
+	return ch, false
+}
+
+// LateUntil is the latest time at which a byte the link has read so far,
+// either way, is due on the other side: a fault (Slow, Delay) may deliver
+// bytes that long after they were sent. Bytes a cut holds are due when
+// the cut heals, which LateUntil does not know.
+func (l *Link) LateUntil() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastDue
 }
 
 // track registers c so that close and Reset reach it, and returns the
@@ -259,6 +371,9 @@ func (l *Link) track(c *conn) (setup time.Duration, ok bool) {
 	}
 	l.conns[c] = struct{}{}
 	l.stats.Accepted++
+	if l.f.next != ([2]time.Duration{}) {
+		c.delay, l.f.next = l.f.next, [2]time.Duration{}
+	}
 	return l.f.setup, true
 }
 

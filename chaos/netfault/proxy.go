@@ -3,6 +3,7 @@ package netfault
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -11,6 +12,12 @@ import (
 type conn struct {
 	client net.Conn
 	done   chan struct{} // closed by close
+	// delay is added to the bytes of each Direction (Link.Delay); guarded
+	// by the link's mutex.
+	delay [2]time.Duration
+	// queued counts the chunks of requests read from the client, handled
+	// those of them written to the node or dropped (Link.Sent).
+	queued, handled atomic.Int64
 
 	mu     sync.Mutex
 	server net.Conn
@@ -115,39 +122,56 @@ type chunk struct {
 }
 
 // pipe copies src to dst until src fails, applying the link's fault: a
-// chunk is delayed by the latency of its direction, nothing is written while
-// the link is cut, and a reply the link drops resets the connection. A
-// separate writer keeps the order of the bytes; when src ends, it still
-// delivers what it holds (once the link is healed), as TCP delivers the
-// data sent before a FIN, unless the connection was reset. Then it closes
-// the connection, both sides.
+// chunk is delayed by the latency of its direction (and its connection's
+// delay), nothing is written while the link is cut, and a reply the link
+// drops resets the connection. A separate writer keeps the order of the
+// bytes; when src ends, it still delivers what it holds (once the link is
+// healed, each chunk at its time), as TCP delivers the data sent before a
+// FIN, unless the connection was reset. Then the requests' pipe passes the
+// client's close on to the node as a FIN (the node runs what it got, then
+// closes its side, which ends the replies' pipe), and the replies' pipe
+// closes the connection, both sides.
 func (l *Link) pipe(c *conn, dst, src net.Conn, request bool) {
 	queue := make(chan chunk, 256)
-	written := make(chan struct{})
+	delivered := make(chan bool, 1)
 	go func() {
-		defer close(written)
 		broken := false
 		for ch := range queue {
 			if broken {
+				if request {
+					c.handled.Add(1)
+				}
 				continue // drain until the reader stops
 			}
 			if !wait(time.Until(ch.due), c.done, l.done) || !l.awaitOpen(c.done) {
 				broken = true
+				if request {
+					c.handled.Add(1)
+				}
 				continue
 			}
 			if _, err := dst.Write(ch.b); err != nil {
 				broken = true
 			}
+			if request {
+				c.handled.Add(1)
+			}
 		}
+		delivered <- !broken
 	}()
 	buf := make([]byte, 32<<10)
+	dropped := false
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			ch, drop := l.stamp(buf[:n], request)
+			ch, drop := l.stamp(c, buf[:n], request)
 			if drop {
 				c.reset()
+				dropped = true
 				break
+			}
+			if request {
+				c.queued.Add(1)
 			}
 			queue <- ch
 		}
@@ -156,6 +180,9 @@ func (l *Link) pipe(c *conn, dst, src net.Conn, request bool) {
 		}
 	}
 	close(queue)
-	<-written
+	ok := <-delivered
+	if hc, half := dst.(interface{ CloseWrite() error }); request && ok && !dropped && half && hc.CloseWrite() == nil {
+		return // the replies' pipe closes the connection once the node did
+	}
 	c.close()
 }

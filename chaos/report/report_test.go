@@ -3,6 +3,7 @@ package report_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/quorumlock/quorumlock/chaos/fault"
 	"github.com/quorumlock/quorumlock/chaos/report"
 	"github.com/quorumlock/quorumlock/chaos/scenario"
+	"github.com/quorumlock/quorumlock/chaos/workload"
 	"github.com/quorumlock/quorumlock/internal/svgtest"
 )
 
@@ -25,7 +27,9 @@ func sample() scenario.Result {
 	return scenario.Result{
 		Scenario: "restart-unsafe", Backend: "local", Seed: 42, Unsafe: true,
 		Invariant: "mutual exclusion", Expect: "overlap detected", Outcome: "1 overlap(s) detected",
-		Verdict: scenario.Pass, Elapsed: 2 * time.Second,
+		Verdict: scenario.Pass, Elapsed: 2 * time.Second, Expected: scenario.ExpectOverlap,
+		Transports: []scenario.TransportUse{{Transport: workload.Pipelined, Clients: []int{0}, Acquired: 1},
+			{Transport: workload.GoRedis, Clients: []int{1}, Acquired: 1}},
 		Attempts: 2, Acquisitions: 2, Faults: 6, Overlaps: 1, Writes: 2, StaleRejected: 1,
 		Checks:    []scenario.Check{{Name: "overlap produced and detected", OK: true, Detail: "1 overlaps"}},
 		Nodes:     []string{"redis-0", "redis-1", "redis-2"},
@@ -40,6 +44,10 @@ func sample() scenario.Result {
 			{Fault: fault.Fault{Kind: fault.Restart, Node: 2}, Start: 20 * ms, End: 40 * ms},
 			{Fault: fault.Fault{Kind: fault.ClockJump, Node: 1, Arg: time.Second}, Start: 70 * ms, End: 71 * ms, Note: "1 keys expired"},
 			{Fault: fault.Fault{Kind: fault.ClientPause, Node: -1, Clients: []int{1}, Arg: 30 * ms}, Start: 120 * ms, End: 150 * ms},
+			{Fault: fault.Fault{Kind: fault.DelayReplies, Node: 0, Clients: []int{1}, Arg: time.Second}, Start: 80 * ms, End: 80 * ms},
+			{Fault: fault.Fault{Kind: fault.Heal, Node: 0, Clients: []int{1}}, Start: 90 * ms, End: 90 * ms},
+			{Fault: fault.Fault{Kind: fault.ScriptFlush, Node: 2}, Start: 95 * ms, End: 96 * ms},
+			{Fault: fault.Fault{Kind: fault.RestartKept, Node: 1}, Start: 100 * ms, End: 110 * ms},
 		},
 		End: 160 * ms,
 	}
@@ -50,12 +58,18 @@ func TestText(t *testing.T) {
 	failed := sample()
 	failed.Scenario, failed.Verdict = "clock-jump", scenario.Fail
 	failed.Checks = []scenario.Check{{Name: "overlap produced and detected", OK: false, Detail: "0 overlaps"}}
-	if err := report.Text(&buf, []scenario.Result{sample(), failed}, map[string]string{"restart-unsafe": "x/restart-unsafe-local.svg"}); err != nil {
+	suite := report.Suite{Duration: 30 * time.Second, SVGs: map[string]string{"restart-unsafe": "x/restart-unsafe-local.svg"}}
+	if err := report.Text(&buf, suite, []scenario.Result{sample(), failed}); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, want := range []string{
-		"SCENARIO", "OVERLAPS", "STALE REJECTED",
+	wants := []string{
+		"mode: full: random workloads of 30s",
+		"SCENARIO", "EXPECTED", "OVERLAPS", "STALE REJECTED",
+		"  overlap detected     PASS", "  overlap detected     FAIL",
+		"expected:  overlap detected: overlap detected",
+		"clients:   pipelined [0]: 1 acquired; goredis [1]: 1 acquired",
+		"Locks acquired per transport over the suite: pipelined 2, goredis 2.",
 		"== restart-unsafe [PASS] on local, seed 42",
 		"ok   overlap produced and detected: 1 overlaps",
 		"FAIL overlap produced and detected: 0 overlaps",
@@ -63,31 +77,113 @@ func TestText(t *testing.T) {
 		"timeline:  x/restart-unsafe-local.svg",
 		"replay:    go run ./cmd/chaos --backend local --scenario restart-unsafe --seed 42",
 		"2 scenarios: 1 pass, 1 fail. SOME SCENARIOS DID NOT SHOW THEIR EXPECTED OUTCOME.",
-	} {
+	}
+	mustContain(t, out, wants...)
+	if strings.Contains(out, "smoke") {
+		t.Errorf("a full run's report calls itself a smoke test:\n%s", out)
+	}
+}
+
+// mustContain fails the test for each of wants that out lacks.
+func mustContain(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}
 }
 
+// TestTextShortIsASmokeTest checks that the short form's report says it
+// is a smoke test, at the top and at the end, and points to a soak.
+func TestTextShortIsASmokeTest(t *testing.T) {
+	var buf bytes.Buffer
+	if err := report.Text(&buf, report.Suite{Short: true, Duration: scenario.Short}, []scenario.Result{sample()}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if !strings.HasPrefix(out, "mode: short (smoke test): --short runs each random workload for 3s only") ||
+		!strings.Contains(out, "This was a smoke test (--short); for evidence run a soak: go run ./cmd/chaos --soak 30m") {
+		t.Errorf("the short report does not say it is a smoke test:\n%s", out)
+	}
+}
+
+// aborted is a safe scenario that hung, with a dump of 100 lines.
+func aborted() scenario.Result {
+	r := sample()
+	r.Scenario, r.Unsafe, r.Expected, r.Verdict = "safe-plain", false, scenario.ExpectSafe, scenario.Fail
+	r.Aborted = "scenario: hung: no end within the watchdog's 1m0s"
+	for i := range 100 {
+		r.Dump += fmt.Sprintf("goroutine %d [chan receive]:\n", i)
+	}
+	return r
+}
+
+func TestTextAborted(t *testing.T) {
+	var buf bytes.Buffer
+	suite := report.Suite{Dumps: map[string]string{"safe-plain": "x/safe-plain-local-goroutines.txt"}}
+	if err := report.Text(&buf, suite, []scenario.Result{aborted()}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	mustContain(t, out,
+		"ABORTED:   scenario: hung: no end within the watchdog's 1m0s; 100 lines of goroutine stacks, all of it in x/safe-plain-local-goroutines.txt",
+		"     goroutine 59 [chan receive]:",
+		"     ... 40 more lines",
+		"  0 overlaps     FAIL",
+	)
+	if strings.Contains(out, "goroutine 60 ") {
+		t.Error("the text report prints the whole dump")
+	}
+}
+
+func TestWriteDumps(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	paths, err := report.WriteDumps(dir, []scenario.Result{sample(), aborted()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 1 || paths["safe-plain"] != filepath.Join(dir, "safe-plain-local-goroutines.txt") {
+		t.Fatalf("paths = %v", paths)
+	}
+	if b, err := os.ReadFile(paths["safe-plain"]); err != nil || string(b) != aborted().Dump {
+		t.Errorf("dump file: %v, %d bytes", err, len(b))
+	}
+}
+
 func TestJSON(t *testing.T) {
 	var buf bytes.Buffer
-	if err := report.JSON(&buf, []scenario.Result{sample()}); err != nil {
+	if err := report.JSON(&buf, report.Suite{Short: true, Duration: scenario.Short}, []scenario.Result{sample(), aborted()}); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
+		Mode    string           `json:"mode"`
+		Note    string           `json:"note"`
 		Results []map[string]any `json:"results"`
 		Summary string           `json:"summary"`
 	}
 	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Results) != 1 || got.Results[0]["overlaps"] != 1.0 || got.Results[0]["seed"] != 42.0 ||
-		got.Results[0]["stale_writes_rejected"] != 1.0 || got.Results[0]["verdict"] != "PASS" {
+	if len(got.Results) != 2 || got.Results[0]["overlaps"] != 1.0 || got.Results[0]["seed"] != 42.0 ||
+		got.Results[0]["stale_writes_rejected"] != 1.0 || got.Results[0]["verdict"] != "PASS" ||
+		got.Results[0]["expected"] != scenario.ExpectOverlap || got.Results[1]["expected"] != scenario.ExpectSafe {
 		t.Errorf("JSON results = %v", got.Results)
+	}
+	if d, _ := got.Results[1]["goroutine_dump"].(string); d != aborted().Dump || got.Results[1]["aborted"] != aborted().Aborted {
+		t.Errorf("JSON of an aborted scenario: aborted %v, dump of %d bytes", got.Results[1]["aborted"], len(d))
+	}
+	if tr, _ := got.Results[0]["transports"].([]any); len(tr) != 2 {
+		t.Errorf("JSON transports = %v", got.Results[0]["transports"])
 	}
 	if !strings.Contains(got.Summary, "1 pass") {
 		t.Errorf("summary %q", got.Summary)
+	}
+	if tot := report.TransportTotals([]scenario.Result{sample(), aborted()}); len(tot) != 2 || tot[0].Acquired != 2 || tot[0].Clients != 2 {
+		t.Errorf("TransportTotals = %+v", tot)
+	}
+	if got.Mode != "short (smoke test)" || !strings.Contains(got.Note, "--soak") {
+		t.Errorf("JSON mode %q, note %q: want a smoke test pointing to --soak", got.Mode, got.Note)
 	}
 }
 
@@ -105,6 +201,9 @@ func TestSVG(t *testing.T) {
 		"<title>restart redis-2, 20ms to 40ms</title>",
 		"<title>clock-jump redis-1 by +1s: 1 keys expired at 70ms</title>",
 		"<title>pause client 1 for 30ms, 120ms to 150ms</title>",
+		"<title>delay the replies of redis-0 to client 1 by 1s, 80ms to 90ms</title>",
+		"<title>script-flush redis-2 at 95ms</title>",
+		"<title>restart redis-1 keeping its data, 100ms to 110ms</title>",
 		"overlap on k: lock 1 (client 0",
 		"client 1", "redis-2",
 	} {

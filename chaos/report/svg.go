@@ -30,13 +30,17 @@ const (
 
 // Colours of the fault kinds, and of the overlaps.
 var faultColor = map[string]string{
-	"down":                    "#7f1d1d",
-	string(fault.Restart):     "#b91c1c",
-	"paused":                  "#ea580c",
-	string(fault.Cut):         "#7e22ce",
-	string(fault.Slow):        "#ca8a04",
-	string(fault.ClockJump):   "#dc2626",
-	string(fault.ClientPause): "#ea580c",
+	"down":                      "#7f1d1d",
+	string(fault.Restart):       "#b91c1c",
+	"paused":                    "#ea580c",
+	string(fault.Cut):           "#7e22ce",
+	string(fault.Slow):          "#ca8a04",
+	string(fault.ClockJump):     "#dc2626",
+	string(fault.ClientPause):   "#ea580c",
+	string(fault.DelayRequests): "#0f766e",
+	string(fault.DelayReplies):  "#0f766e",
+	string(fault.ScriptFlush):   "#0369a1",
+	string(fault.RestartKept):   "#be185d",
 }
 
 const overlapColor = "#ef4444"
@@ -89,7 +93,7 @@ func faultSpans(log []fault.Applied, nodes, clients int, end time.Duration) (nod
 			open[key{a.Node, "paused"}] = a
 		case fault.Resume:
 			closeSpan(key{a.Node, "paused"}, a.End)
-		case fault.Cut, fault.Slow:
+		case fault.Cut, fault.Slow, fault.DelayRequests, fault.DelayReplies:
 			closeSpan(linkKey(a), a.Start)
 			open[linkKey(a)] = a
 		case fault.Heal:
@@ -98,10 +102,10 @@ func faultSpans(log []fault.Applied, nodes, clients int, end time.Duration) (nod
 					closeSpan(k, a.Start)
 				}
 			}
-		case fault.Restart:
-			nodeSpans[a.Node] = append(nodeSpans[a.Node], span{a.Start, a.End, string(fault.Restart), a.Fault.String()})
-		case fault.ClockJump:
-			nodeSpans[a.Node] = append(nodeSpans[a.Node], span{a.Start, a.Start, string(fault.ClockJump), a.Fault.String() + ": " + a.Note})
+		case fault.Restart, fault.RestartKept:
+			nodeSpans[a.Node] = append(nodeSpans[a.Node], span{a.Start, a.End, string(a.Kind), a.Fault.String()})
+		case fault.ClockJump, fault.ScriptFlush:
+			nodeSpans[a.Node] = append(nodeSpans[a.Node], span{a.Start, a.Start, string(a.Kind), joinNote(a.Fault.String(), a.Note)})
 		case fault.ClientPause:
 			for _, c := range a.Clients {
 				if c >= 0 && c < clients {
@@ -114,6 +118,15 @@ func faultSpans(log []fault.Applied, nodes, clients int, end time.Duration) (nod
 		closeSpan(k, end)
 	}
 	return nodeSpans, clientSpans
+}
+
+// joinNote is a fault's description, with its note after a colon if it
+// has one.
+func joinNote(desc, note string) string {
+	if note == "" {
+		return desc
+	}
+	return desc + ": " + note
 }
 
 // SVG writes the timeline of r.
@@ -222,6 +235,8 @@ func SVG(w io.Writer, r scenario.Result) error {
 		{faultColor["down"], "killed"}, {faultColor[string(fault.Restart)], "restarting"},
 		{faultColor["paused"], "paused"}, {faultColor[string(fault.Cut)], "cut off"},
 		{faultColor[string(fault.Slow)], "slowed"}, {faultColor[string(fault.ClockJump)], "clock jump"},
+		{faultColor[string(fault.DelayRequests)], "bytes delayed"}, {faultColor[string(fault.ScriptFlush)], "script flush"},
+		{faultColor[string(fault.RestartKept)], "restart, data kept"},
 		{keyColors[0], "lock held"}, {overlapColor, "overlap"},
 	}
 	for _, l := range legend {

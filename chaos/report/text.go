@@ -9,17 +9,48 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/chaos/checker"
+	"github.com/quorumlock/quorumlock/chaos/cluster"
 	"github.com/quorumlock/quorumlock/chaos/scenario"
+	"github.com/quorumlock/quorumlock/chaos/workload"
 )
 
-// Text writes the report of results: a summary table, then each scenario's
-// invariant, expectation, checks, notes and how to replay it. svgs maps a
-// scenario to its timeline file, if one was written.
-func Text(w io.Writer, results []scenario.Result, svgs map[string]string) error {
+// Suite describes the run of the suite as a whole, for the report's
+// header: what kind of evidence the verdicts are, and where the files
+// written beside the report are.
+type Suite struct {
+	// Short marks the short form (--short): a smoke test, which the report
+	// says, pointing to a soak for evidence.
+	Short bool
+	// Duration is the length of the random workloads.
+	Duration time.Duration
+	// SVGs and Dumps map a scenario to its timeline file and to the file
+	// of its goroutine dump (a hang or a panic), if written.
+	SVGs, Dumps map[string]string
+}
+
+// SoakCommand is the command the report points to for evidence.
+const SoakCommand = "go run ./cmd/chaos --soak 30m"
+
+// Mode names the kind of run: "short (smoke test)" or "full", and what a
+// PASS of it shows.
+func (s Suite) Mode() (mode, note string) {
+	if s.Short {
+		return "short (smoke test)", fmt.Sprintf("--short runs each random workload for %v only: a PASS shows that this run met no defect, "+
+			"not that there is none; for evidence run a soak: %s", s.Duration, SoakCommand)
+	}
+	return "full", fmt.Sprintf("random workloads of %v; a soak (%s) gives stronger evidence", s.Duration, SoakCommand)
+}
+
+// Text writes the report of results: the kind of run, a summary table,
+// then each scenario's invariant, expectation, checks, notes and how to
+// replay it.
+func Text(w io.Writer, suite Suite, results []scenario.Result) error {
+	mode, note := suite.Mode()
+	fmt.Fprintf(w, "mode: %s: %s\n\n", mode, note)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "SCENARIO\tKIND\tBACKEND\tVERDICT\tACQUIRED\tFAULTS\tOVERLAPS\tVIOLATIONS\tSTALE REJECTED\tCHECKERS\tTIME\tSEED\t")
+	fmt.Fprintln(tw, "SCENARIO\tKIND\tBACKEND\tEXPECTED\tVERDICT\tACQUIRED\tFAULTS\tOVERLAPS\tVIOLATIONS\tSTALE REJECTED\tCHECKERS\tTIME\tSEED\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%v\t%d\t\n", r.Scenario, r.Kind, r.Backend, r.Verdict,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%v\t%d\t\n", r.Scenario, r.Kind, r.Backend, r.Expected, r.Verdict,
 			r.Acquisitions, r.Faults, r.Overlaps, others(r), r.StaleRejected, agreement(r), r.Elapsed.Round(100*time.Millisecond), r.Seed)
 	}
 	if err := tw.Flush(); err != nil {
@@ -27,11 +58,17 @@ func Text(w io.Writer, results []scenario.Result, svgs map[string]string) error 
 	}
 	for _, r := range results {
 		fmt.Fprintf(w, "\n== %s [%s] on %s, seed %d\n", r.Scenario, r.Verdict, r.Backend, r.Seed)
+		if r.Server != "" {
+			fmt.Fprintf(w, "   server:    %s\n", r.Server)
+		}
 		fmt.Fprintf(w, "   invariant: %s\n", r.Invariant)
-		fmt.Fprintf(w, "   expected:  %s\n", r.Expect)
+		fmt.Fprintf(w, "   expected:  %s: %s\n", r.Expected, r.Expect)
 		fmt.Fprintf(w, "   observed:  %s\n", r.Outcome)
 		fmt.Fprintf(w, "   counts:    %d attempts, %d acquisitions, %d faults, %d overlaps, %d writes (%d late, %d stale rejected)\n",
 			r.Attempts, r.Acquisitions, r.Faults, r.Overlaps, r.Writes, r.LateWrites, r.StaleRejected)
+		if len(r.Transports) > 0 {
+			fmt.Fprintf(w, "   clients:   %s\n", transports(r))
+		}
 		fmt.Fprintf(w, "   invariants: %s\n", byInvariant(r))
 		fmt.Fprintf(w, "   checkers:  intervals %s; porcupine %s; %s\n", r.Checker, r.Linearize, agreement(r))
 		for i, v := range r.Violation {
@@ -58,13 +95,71 @@ func Text(w io.Writer, results []scenario.Result, svgs map[string]string) error 
 		for _, l := range r.Log {
 			fmt.Fprintf(w, "   note: %s\n", l)
 		}
-		if p := svgs[r.Scenario]; p != "" {
+		if r.Aborted != "" {
+			dump(w, r, suite.Dumps[r.Scenario])
+		}
+		if p := suite.SVGs[r.Scenario]; p != "" {
 			fmt.Fprintf(w, "   timeline:  %s\n", p)
 		}
-		fmt.Fprintf(w, "   replay:    go run ./cmd/chaos --backend %s --scenario %s --seed %d\n", r.Backend, r.Scenario, r.Seed)
+		server := ""
+		if r.Server != "" && r.Server != cluster.DefaultServer {
+			server = " --server " + r.Server
+		}
+		fmt.Fprintf(w, "   replay:    go run ./cmd/chaos --backend %s%s --scenario %s --seed %d\n", r.Backend, server, r.Scenario, r.Seed)
 	}
 	fmt.Fprintf(w, "\n%s\n", Summary(results))
+	if totals := TransportTotals(results); len(totals) > 0 {
+		parts := make([]string, len(totals))
+		for i, u := range totals {
+			parts[i] = fmt.Sprintf("%s %d", u.Transport, u.Acquired)
+		}
+		fmt.Fprintf(w, "Locks acquired per transport over the suite: %s.\n", strings.Join(parts, ", "))
+	}
+	if suite.Short {
+		fmt.Fprintf(w, "This was a smoke test (--short); for evidence run a soak: %s\n", SoakCommand)
+	}
 	return nil
+}
+
+// TransportTotals sums, per transport of workload.Transports that some
+// scenario's clients used, the locks its clients acquired over results.
+// Clients counts the scenarios' clients that used it.
+func TransportTotals(results []scenario.Result) []Total {
+	var out []Total
+	for _, t := range workload.Transports {
+		tot := Total{Transport: t}
+		for _, r := range results {
+			for _, u := range r.Transports {
+				if u.Transport == t {
+					tot.Clients += len(u.Clients)
+					tot.Acquired += u.Acquired
+				}
+			}
+		}
+		if tot.Clients > 0 {
+			out = append(out, tot)
+		}
+	}
+	return out
+}
+
+// Total is what the clients of one transport did over a suite.
+type Total struct {
+	Transport workload.Transport `json:"transport"`
+	// Clients counts the clients (of all scenarios) that used it.
+	Clients int `json:"clients"`
+	// Acquired counts the locks they acquired.
+	Acquired int `json:"acquired"`
+}
+
+// transports describes which clients used which transport, and what they
+// acquired.
+func transports(r scenario.Result) string {
+	parts := make([]string, len(r.Transports))
+	for i, u := range r.Transports {
+		parts[i] = fmt.Sprintf("%s %v: %d acquired", u.Transport, u.Clients, u.Acquired)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // others counts the violations of r other than overlaps.
@@ -117,12 +212,18 @@ func Summary(results []scenario.Result) string {
 	return fmt.Sprintf("%d scenarios: %s. %s.", len(results), strings.Join(parts, ", "), verdict)
 }
 
-// JSON writes results as one indented JSON document.
-func JSON(w io.Writer, results []scenario.Result) error {
+// JSON writes results as one indented JSON document, with the kind of run
+// and what a PASS of it shows.
+func JSON(w io.Writer, suite Suite, results []scenario.Result) error {
+	mode, note := suite.Mode()
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
-		Results []scenario.Result `json:"results"`
-		Summary string            `json:"summary"`
-	}{results, Summary(results)})
+		Mode       string            `json:"mode"`
+		Note       string            `json:"note"`
+		Duration   time.Duration     `json:"duration_ns"`
+		Results    []scenario.Result `json:"results"`
+		Summary    string            `json:"summary"`
+		Transports []Total           `json:"transports"`
+	}{mode, note, suite.Duration, results, Summary(results), TransportTotals(results)})
 }

@@ -47,12 +47,12 @@ type safeKinds struct {
 }
 
 // allFaults are the process and connection faults a safe run may draw.
-var allFaults = []fault.Kind{fault.Kill, fault.Pause, fault.Cut, fault.Slow, fault.Restart,
-	fault.DropReply, fault.Reset, fault.SlowSetup, fault.Multi}
+var allFaults = append([]fault.Kind{fault.Kill, fault.Pause, fault.Cut, fault.Slow, fault.Restart,
+	fault.DropReply, fault.Reset, fault.SlowSetup, fault.Multi}, fault.Generic...)
 
 // connFaults are the faults that keep every master's data: safe for holds
 // that are renewed past any down time.
-var connFaults = []fault.Kind{fault.Pause, fault.Cut, fault.Slow, fault.DropReply, fault.Reset, fault.SlowSetup, fault.Multi}
+var connFaults = append([]fault.Kind{fault.Pause, fault.Cut, fault.Slow, fault.DropReply, fault.Reset, fault.SlowSetup, fault.Multi}, fault.Generic...)
 
 // kills reports whether ks kills masters (which then lose their data).
 func kills(ks []fault.Kind) bool {
@@ -62,7 +62,7 @@ func kills(ks []fault.Kind) bool {
 // run is the scenario body: the workload and the schedule under one
 // errgroup, then every invariant from the history.
 func (sk safeKinds) run(ctx context.Context, r *Run) error {
-	e, err := r.Env(ctx, workload.EnvConfig{Clients: r.Clients(), Pooled: func(c int) bool { return sk.pooled && c == 0 }})
+	e, err := r.Env(ctx, workload.EnvConfig{Clients: r.Clients(), Transport: r.Transports(), Seed: r.Seed})
 	if err != nil {
 		return err
 	}
@@ -81,6 +81,7 @@ func (sk safeKinds) run(ctx context.Context, r *Run) error {
 	})
 	if sk.clientFaults {
 		sched = append(sched, clientFaults(r.Seed, r.Clients(), d)...)
+		sched = append(sched, fault.ClientDelays(r.Seed, r.Clients(), Nodes, d)...)
 		slices.SortStableFunc(sched, func(a, b fault.Fault) int { return cmp.Compare(a.At, b.At) })
 	}
 	r.Logf("kinds %v; %d faults scheduled over %v (%v); killed masters stay down >= %v",

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,6 +61,20 @@ type Options struct {
 	// while the scenario runs.
 	Progress      func(Progress)
 	ProgressEvery time.Duration
+	// Watchdog is the longest a scenario may run: one still running then
+	// fails as hung, with a dump of every goroutine in its Result, and the
+	// suite goes on. 0 means DefaultWatchdog(Duration).
+	Watchdog time.Duration
+	// Server is the server binary of the local backend's masters
+	// (cluster.Config.Server): "" means $QUORUMLOCK_SERVER, else
+	// redis-server; valkey-server runs the scenario against Valkey.
+	Server string
+	// Transport is how the clients of the safe scenarios reach the masters:
+	// "" draws a mix from the seed (every transport of workload.Transports
+	// once when there are at least as many clients), one of
+	// workload.Transports gives every client that one. The scripted
+	// scenarios always use the pipelined *pool.Node.
+	Transport workload.Transport
 }
 
 // Short is the Duration of a short run, as the tests use.
@@ -98,7 +113,10 @@ type Result struct {
 	Expect    string `json:"expect"`
 	Unsafe    bool   `json:"unsafe"`
 	Backend   string `json:"backend"`
-	Seed      uint64 `json:"seed"`
+	// Server is the server binary of the local backend ("" on the
+	// others, which run their image's).
+	Server string `json:"server,omitempty"`
+	Seed   uint64 `json:"seed"`
 	// Elapsed is the wall time of the run, cluster start included.
 	Elapsed time.Duration `json:"elapsed_ns"`
 	Verdict Verdict       `json:"verdict"`
@@ -137,6 +155,38 @@ type Result struct {
 	End time.Duration `json:"end_ns"`
 	// Log holds notes the scenario made along the way.
 	Log []string `json:"log,omitempty"`
+
+	// Expected is the outcome the verdict asks for, in two words:
+	// ExpectSafe or ExpectOverlap.
+	Expected string `json:"expected"`
+	// Aborted says why the scenario's body did not end by itself: it hung
+	// past the watchdog, or it panicked ("" when it ended). Such a
+	// scenario fails.
+	Aborted string `json:"aborted,omitempty"`
+	// Dump is, for a hung scenario, the stacks of every goroutine of the
+	// process when the watchdog fired; for one that panicked, the stack of
+	// the goroutine that panicked.
+	Dump string `json:"goroutine_dump,omitempty"`
+	// Transports says, per transport the clients used, which clients used
+	// it and how many locks they acquired.
+	Transports []TransportUse `json:"transports,omitempty"`
+}
+
+// What Result.Expected says.
+const (
+	// ExpectSafe: a safe scenario passes only with 0 overlaps and 0
+	// violations of any invariant.
+	ExpectSafe = "0 overlaps"
+	// ExpectOverlap: an unsafe scenario passes only when the overlap it
+	// reproduces is detected.
+	ExpectOverlap = "overlap detected"
+)
+
+// TransportUse is what the clients of one transport did in a run.
+type TransportUse struct {
+	Transport workload.Transport `json:"transport"`
+	Clients   []int              `json:"clients"`
+	Acquired  int                `json:"acquired"`
 }
 
 // maxOverlapDetail bounds the overlaps kept in a Result.
@@ -150,9 +200,14 @@ type Run struct {
 	// Seed is the run's seed.
 	Seed uint64
 
+	// mu guards what the body and the runner share: the body may still
+	// run (hung, abandoned by the watchdog) while the runner finishes.
 	mu      sync.Mutex
 	env     *workload.Env
 	cluster cluster.Cluster
+	// closed is set when the runner finishes: from then on the body's
+	// checks and notes are dropped, and it can start no cluster.
+	closed bool
 }
 
 // Run runs the scenario and returns what it found. It never panics on a
@@ -173,12 +228,18 @@ func (s Scenario) Run(ctx context.Context, opts Options) Result {
 		opts.Seed = binary.LittleEndian.Uint64(b[:]) >> 1 // positive as an int64, too
 	}
 	res := &Result{Scenario: s.Name, Kind: cmp.Or(s.Kind, "fenced"), Invariant: s.Invariant, Expect: s.Expect, Unsafe: s.Unsafe,
-		Backend: opts.Backend, Seed: opts.Seed}
+		Backend: opts.Backend, Seed: opts.Seed, Expected: ExpectSafe}
+	if opts.Backend == cluster.BackendLocal {
+		res.Server = cluster.Config{Server: opts.Server}.ServerBinary()
+	}
+	if s.Unsafe {
+		res.Expected = ExpectOverlap
+	}
 	r := &Run{sc: &s, opts: opts, res: res, Seed: opts.Seed}
 	start := time.Now()
 
 	stop := r.progress()
-	err := s.run(ctx, r)
+	err := r.watch(ctx)
 	stop()
 	r.finish(err)
 	res.Elapsed = time.Since(start)
@@ -224,10 +285,16 @@ func (r *Run) progress() (stop func()) {
 }
 
 // finish heals what the faults left, records the history and the verdict,
-// and removes the cluster.
+// and removes the cluster. A body that hung or panicked fails the
+// scenario (err then carries the hang or the panic).
 func (r *Run) finish(err error) {
+	r.mu.Lock()
+	r.closed = true
+	e, cl := r.env, r.cluster
+	r.mu.Unlock()
 	res := r.res
-	if e := r.env; e != nil {
+	err = r.aborted(err)
+	if e != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		if herr := e.Faults.HealAll(ctx); herr != nil && err == nil {
 			err = herr
@@ -248,7 +315,7 @@ func (r *Run) finish(err error) {
 				err = lerr
 			}
 			res.Linearize, res.Agree = verdict, agree
-			r.Check("checkers agree", agree, "interval checker: %d overlaps on keys %v; porcupine: %s", len(c.Overlaps), overlapKeys(c), verdict)
+			r.addCheck("checkers agree", agree, "interval checker: %d overlaps on keys %v; porcupine: %s", len(c.Overlaps), overlapKeys(c), verdict)
 		}
 		res.Attempts, res.Acquisitions, res.Faults = n.Attempts, n.Acquired, n.Faults
 		res.Writes, res.StaleRejected, res.LateWrites = n.Writes, n.Rejected, n.Late
@@ -257,14 +324,22 @@ func (r *Run) finish(err error) {
 		res.Overlap = c.Overlaps[:min(len(c.Overlaps), maxOverlapDetail)]
 		res.FaultLog = e.Faults.Log()
 		res.Clients = len(e.Clients())
+		res.Transports = transportUse(e, c)
+		r.addLog("%s", clientsNote(e))
+		if kinds := faultKinds(res.FaultLog); kinds != "" {
+			r.addLog("faults injected: %s", kinds)
+		}
 		res.End = e.Now()
 		for _, n := range e.Cluster.Nodes() {
 			res.Nodes = append(res.Nodes, n.Name())
 		}
-		e.Close()
+		if !r.sc.Unsafe {
+			r.noViolation(c)
+		}
+		r.bounded("closing the clients and proxies", e.Close)
 	}
-	if r.cluster != nil {
-		if cerr := r.cluster.Close(); cerr != nil && err == nil {
+	if cl != nil {
+		if cerr := r.bounded("removing the cluster", cl.Close); cerr != nil && err == nil {
 			err = cerr
 		}
 	}
@@ -284,6 +359,27 @@ func (r *Run) finish(err error) {
 	res.Outcome = outcome(res)
 }
 
+// faultKinds counts the faults of log that were injected, per kind, e.g.
+// "3 kill, 1 delay-requests", in the order of their first injection.
+func faultKinds(log []fault.Applied) string {
+	var kinds []fault.Kind
+	n := map[fault.Kind]int{}
+	for _, a := range log {
+		if !a.Kind.Injects() || a.Err != "" {
+			continue
+		}
+		if n[a.Kind] == 0 {
+			kinds = append(kinds, a.Kind)
+		}
+		n[a.Kind]++
+	}
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%d %s", n[k], k)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // overlapKeys lists the keys with overlaps, once each.
 func overlapKeys(c checker.Result) []string {
 	var keys []string
@@ -297,6 +393,8 @@ func overlapKeys(c checker.Result) []string {
 
 func outcome(res *Result) string {
 	switch {
+	case res.Aborted != "":
+		return res.Aborted
 	case res.Verdict == Skip || res.Verdict == Error:
 		return res.Reason
 	case res.Overlaps > 0:
@@ -310,7 +408,8 @@ func outcome(res *Result) string {
 
 // Env starts the scenario's cluster (Nodes masters with the scenario's
 // persistence) and a workload environment over it. The run removes both when
-// it ends.
+// it ends. Called by a body the watchdog gave up on, it starts nothing and
+// returns ErrAbandoned.
 func (r *Run) Env(ctx context.Context, cfg workload.EnvConfig) (*workload.Env, error) {
 	open := r.opts.Open
 	if open == nil {
@@ -318,20 +417,46 @@ func (r *Run) Env(ctx context.Context, cfg workload.EnvConfig) (*workload.Env, e
 			return cluster.Start(ctx, r.opts.Backend, cfg)
 		}
 	}
-	c, err := open(ctx, cluster.Config{Nodes: Nodes, Persistence: r.sc.Persistence})
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return nil, ErrAbandoned
+	}
+	c, err := open(ctx, cluster.Config{Nodes: Nodes, Persistence: r.sc.Persistence, Server: r.opts.Server})
 	if err != nil {
 		return nil, err
 	}
-	r.cluster = c
+	r.mu.Lock()
+	closed = r.closed
+	if !closed {
+		r.cluster = c
+	}
+	r.mu.Unlock()
+	if closed { // the runner gave up on this body and finished without it
+		c.Close()
+		return nil, ErrAbandoned
+	}
 	e, err := workload.NewEnv(c, cfg)
 	if err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
-	r.env = e
+	closed = r.closed
+	if !closed {
+		r.env = e
+	}
 	r.mu.Unlock()
+	if closed {
+		e.Close()
+		return nil, ErrAbandoned
+	}
 	return e, nil
 }
+
+// ErrAbandoned is the error of Run.Env called by a hung body that woke up
+// after the runner gave up on it and finished without it.
+var ErrAbandoned = errors.New("scenario: the runner gave up on this run (watchdog)")
 
 // Duration returns the length of a random workload: the run's Duration
 // divided by div, at least least.
@@ -342,13 +467,32 @@ func (r *Run) Duration(div int, least time.Duration) time.Duration {
 // Clients is the number of clients of the random workloads.
 func (r *Run) Clients() int { return r.opts.Clients }
 
-// Check records an assertion of the scenario.
+// Check records an assertion of the scenario. Once the run finished (a
+// hung body abandoned by the watchdog), it records nothing.
 func (r *Run) Check(name string, ok bool, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.closed {
+		r.addCheck(name, ok, format, args...)
+	}
+}
+
+// addCheck records an assertion; r.mu is held, or the body is done.
+func (r *Run) addCheck(name string, ok bool, format string, args ...any) {
 	r.res.Checks = append(r.res.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
 }
 
-// Logf records a note in the result.
+// Logf records a note in the result (nothing once the run finished).
 func (r *Run) Logf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.closed {
+		r.addLog(format, args...)
+	}
+}
+
+// addLog records a note; r.mu is held, or the body is done.
+func (r *Run) addLog(format string, args ...any) {
 	r.res.Log = append(r.res.Log, fmt.Sprintf(format, args...))
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/chaos/internal/chaostest"
 	"github.com/quorumlock/quorumlock/chaos/scenario"
+	"github.com/quorumlock/quorumlock/chaos/workload"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -91,11 +92,25 @@ func TestScenarios(t *testing.T) {
 	for _, backend := range chaostest.Backends(t) {
 		t.Run(backend, func(t *testing.T) {
 			open := chaostest.Opener(t, backend)
+			// Over the whole suite (not a -run of some scenarios): every
+			// entry point must lock.
+			acquired, ran := map[workload.Transport]int{}, 0
+			defer func() {
+				for _, tr := range workload.Transports {
+					if acquired[tr] == 0 && ran == len(scenario.All()) {
+						t.Errorf("no client over %s acquired a lock in the whole suite (%v)", tr, acquired)
+					}
+				}
+			}()
 			for _, s := range scenario.All() {
 				t.Run(s.Name, func(t *testing.T) {
 					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 					defer cancel()
 					r := s.Run(ctx, scenario.Options{Backend: backend, Open: open, Duration: scenario.Short})
+					ran++
+					for _, u := range r.Transports {
+						acquired[u.Transport] += u.Acquired
+					}
 					t.Logf("seed %d, %v: %s", r.Seed, r.Elapsed.Round(time.Millisecond), r.Outcome)
 					for _, c := range r.Checks {
 						t.Logf("  %-5t %s: %s", c.OK, c.Name, c.Detail)

@@ -25,7 +25,7 @@ func classic() []Scenario {
 	return []Scenario{
 		{
 			Name:      "safe-minority",
-			Invariant: "no two clients hold a key at once while a random minority of the masters is killed, paused, cut off or slowed; clients keep acquiring",
+			Invariant: "no two clients hold a key at once while a random minority of the masters is killed, paused, cut off, slowed, restarted with its data, loses its scripts or gets or answers commands late; clients keep acquiring",
 			Expect:    "0 overlaps; the clients keep acquiring, no stall over 3s",
 			run:       safeMinority,
 		},
@@ -99,7 +99,7 @@ func Lookup(name string) (Scenario, bool) {
 // seed, faults at most two of the five masters at a time.
 func safeMinority(ctx context.Context, r *Run) error {
 	const ttl = 500 * time.Millisecond
-	e, err := r.Env(ctx, workload.EnvConfig{Clients: r.Clients()})
+	e, err := r.Env(ctx, workload.EnvConfig{Clients: r.Clients(), Transport: r.Transports(), Seed: r.Seed})
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func safeMinority(ctx context.Context, r *Run) error {
 	d := r.Duration(1, time.Second)
 	sched := fault.Random(r.Seed, fault.RandomConfig{
 		Nodes: Nodes, Clients: r.Clients(), Duration: d, DownFor: downFor,
-		Kinds:   []fault.Kind{fault.Kill, fault.Pause, fault.Cut, fault.Slow, fault.Restart},
+		Kinds:   append([]fault.Kind{fault.Kill, fault.Pause, fault.Cut, fault.Slow, fault.Restart}, fault.Generic...),
 		Gap:     150 * time.Millisecond,
 		Hold:    400 * time.Millisecond,
 		Latency: 20 * time.Millisecond,

@@ -9,6 +9,11 @@
 // all at once by Run, in a loop of Lock, write, Unlock, optionally with
 // holders that pause past their TTL before they write.
 //
+// A client reaches the masters through a Transport: the pipelined or the
+// Pooled pool.Node, or the go-redis or rueidis adapter (EnvConfig.Transport,
+// MixTransports). EndAtRandom gives a call a context that ends at a random
+// point of it; Run gives each cycle of a client one now and then.
+//
 // Fencing tokens: the clients lock with redlock.Config.Fencing and give the
 // resource lk.Fence() (see Env.fence). Only the fenced resource uses tokens;
 // overlaps are found from the lock intervals alone.

@@ -15,7 +15,6 @@ import (
 	"github.com/quorumlock/quorumlock/chaos/cluster"
 	"github.com/quorumlock/quorumlock/chaos/fault"
 	"github.com/quorumlock/quorumlock/chaos/netfault"
-	"github.com/quorumlock/quorumlock/pool"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -29,10 +28,28 @@ type EnvConfig struct {
 	// Wrap, if set, wraps the node client i reaches node j through, e.g. to
 	// delay its replies.
 	Wrap func(client, node int, n redlock.Node) redlock.Node
-	// Pooled, if set, reports whether client i reaches the masters in the
-	// Pooled mode (pool.Config.Pooled: a connection per concurrent call)
-	// instead of through one pipelined connection per master.
+	// Transport, if set, is how client i reaches the masters; nil means
+	// Pipelined (or Pooled where Pooled says so). Options of the
+	// transport (the adapters' timeouts) are drawn from Seed.
+	Transport func(client int) Transport
+	// Pooled, if set (and Transport is not), reports whether client i
+	// reaches the masters in the Pooled mode (pool.Config.Pooled: a
+	// connection per concurrent call) instead of through one pipelined
+	// connection per master.
 	Pooled func(client int) bool
+	// Seed draws the transports' options.
+	Seed uint64
+}
+
+// transport is the transport of client i.
+func (cfg EnvConfig) transport(i int) Transport {
+	switch {
+	case cfg.Transport != nil:
+		return cfg.Transport(i)
+	case cfg.Pooled != nil && cfg.Pooled(i):
+		return Pooled
+	}
+	return Pipelined
 }
 
 // NodeTimeout is the per-master timeout of the clients unless EnvConfig.Locker
@@ -61,9 +78,10 @@ type Env struct {
 
 	prefix  string
 	clients []*Client
-	pools   []*pool.Node
-	nodes   [][]*pool.Node // nodes[c][j]: client c's connection to node j
-	direct  *masters       // the harness's own connections, past the proxies
+	dialers []*dialer        // dialers[c]: client c's transport
+	nodes   [][]redlock.Node // nodes[c][j]: client c's node of master j
+	closers []func() error   // of every node
+	direct  *masters         // the harness's own connections, past the proxies
 	quorum  int
 	pending sync.WaitGroup // samples still to be recorded
 
@@ -106,14 +124,21 @@ func NewEnv(c cluster.Cluster, cfg EnvConfig) (*Env, error) {
 		_, err := e.nodes[client][node].Do(ctx, cmd, args...)
 		return err
 	}
+	rng := optionsRNG(cfg.Seed)
 	for i := range cfg.Clients {
 		var nodes []redlock.Node
 		e.nodes = append(e.nodes, nil)
+		d := newDialer(cfg.transport(i), c.Password(), rng)
+		e.dialers = append(e.dialers, d)
 		for j, addr := range net.Addrs(i) {
-			p := pool.New(pool.Config{Addr: addr, Password: c.Password(), Pooled: cfg.Pooled != nil && cfg.Pooled(i)})
-			e.pools = append(e.pools, p)
-			e.nodes[i] = append(e.nodes[i], p)
-			var n redlock.Node = p
+			mn, err := d.dial(addr)
+			if err != nil {
+				e.Close()
+				return nil, err
+			}
+			e.closers = append(e.closers, mn.close)
+			e.nodes[i] = append(e.nodes[i], mn.node)
+			n := mn.node
 			if cfg.Wrap != nil {
 				n = cfg.Wrap(i, j, n)
 			}
@@ -136,8 +161,8 @@ func NewEnv(c cluster.Cluster, cfg EnvConfig) (*Env, error) {
 // Close closes the clients' connections and the proxies.
 func (e *Env) Close() error {
 	var errs []error
-	for _, p := range e.pools {
-		errs = append(errs, p.Close())
+	for _, c := range e.closers {
+		errs = append(errs, c())
 	}
 	e.Net.Close()
 	if e.direct != nil {
@@ -158,6 +183,13 @@ func (e *Env) Clients() []*Client { return e.clients }
 
 // Client returns client i.
 func (e *Env) Client(i int) *Client { return e.clients[i] }
+
+// Transport returns how client i reaches the masters.
+func (e *Env) Transport(i int) Transport { return e.dialers[i].transport }
+
+// TransportDetail describes how client i reaches the masters, with the
+// options its seed drew, e.g. "goredis (ReadTimeout 300ms)".
+func (e *Env) TransportDetail(i int) string { return e.dialers[i].String() }
 
 // Now is the current offset on the run's timeline.
 func (e *Env) Now() time.Duration { return e.History.Offset(time.Now()) }
@@ -216,7 +248,10 @@ func (e *Env) Counts() Counts {
 // KeysLeft counts the lock keys of this run on nodes (every node of the
 // cluster if none is given), read directly, not through the proxies.
 // Fencing counters ("...:fence"), which outlive their locks by design, are
-// not counted.
+// not counted, and neither are tombstones ("...:tomb:<id>", which a
+// release that did not find its hold writes so that a late acquire cannot
+// land after it) as long as they carry a TTL: they block nobody and
+// expire. A tombstone without a TTL is counted.
 func (e *Env) KeysLeft(ctx context.Context, nodes ...cluster.Node) (int, error) {
 	if len(nodes) == 0 {
 		nodes = e.Cluster.Nodes()
@@ -228,7 +263,17 @@ func (e *Env) KeysLeft(ctx context.Context, nodes ...cluster.Node) (int, error) 
 			return 0, err
 		}
 		for _, k := range keys {
-			if !strings.HasSuffix(k, ":fence") {
+			switch {
+			case strings.HasSuffix(k, ":fence"):
+			case tombstone(k):
+				ms, err := cluster.PTTL(ctx, n.Addr(), k)
+				if err != nil {
+					return 0, err
+				}
+				if ms == -1 {
+					total++ // a tombstone that never expires
+				}
+			default:
 				total++
 			}
 		}

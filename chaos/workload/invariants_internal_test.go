@@ -268,7 +268,7 @@ func TestAdded(t *testing.T) {
 		}
 	}
 	if a := added(now, before); len(a) != 2 || a[1].text != `string {k}:old map[:x]` {
-		t.Errorf("added(now, before) = %q, want the owner's change and {k}:old", a)
+		t.Errorf("added(now, before) = %+v, want the owner's change and {k}:old", a)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/quorumlock/quorumlock/redlock/layout"
 )
 
 // A failed call must leave nothing of its own on any master, whatever its
@@ -107,8 +108,9 @@ func lasting(key string) bool {
 	return strings.HasSuffix(key, ":fence") || strings.HasSuffix(key, ":fair:ticket")
 }
 
-// tombstone reports whether key is a tombstone (left by design).
-func tombstone(key string) bool { return strings.Contains(key, ":tomb:") }
+// tombstone reports whether key is a tombstone (left by design, with a
+// TTL; see redlock/layout).
+func tombstone(key string) bool { return layout.IsTomb(key) }
 
 // change is one thing a master holds that it did not hold before.
 type change struct {

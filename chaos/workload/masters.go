@@ -10,6 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/quorumlock/quorumlock/chaos/cluster"
+	"github.com/quorumlock/quorumlock/chaos/netfault"
 )
 
 // The masters are read directly, past the faulty proxies, to learn the real
@@ -212,10 +213,11 @@ func (e *Env) sample(ctx context.Context, hs ...*Held) {
 	}
 }
 
-// SettleWithin bounds how long a client waits, after a call returned, for
-// what the call wrote to leave a quorum of the masters. Releases sent
-// before the call returned land within a round trip; ones queued behind a
-// paused master do not count (its answer is unknown, not "held").
+// SettleWithin bounds how long a client waits, after a call returned and
+// its commands reached the masters (awaitDelivered), for what the call
+// wrote to leave a quorum of the masters. Releases sent before the call
+// returned land within a round trip; ones queued behind a paused master do
+// not count (its answer is unknown, not "held").
 const SettleWithin = time.Second
 
 // settle waits until fewer than a quorum of the masters hold t, for up to
@@ -225,9 +227,59 @@ func (c *Client) settle(ctx context.Context, name string, t target, what string)
 	c.settleWithin(ctx, name, t, what, SettleWithin)
 }
 
-// settleWithin is settle, waiting up to within.
+// deliveredWithin bounds how long a settle waits for the bytes its client
+// sent to reach the masters: past the longest delay a fault gives them
+// (fault.DefaultDelay, drawn up to 1.5 times), and past a cut's hold.
+const deliveredWithin = 5 * time.Second
+
+// awaitDelivered waits, for up to deliveredWithin, until every command
+// client c sent to the masters reached them (or was dropped with its
+// connection): a fault may deliver a call's commands long after the call
+// returned, and what they do on the masters is the call's doing. It first
+// waits until the bytes a fault delayed on the client's links have
+// arrived, either way (netfault.Link.LateUntil): a transport that keeps
+// a master's commands in order (the adapters) sends a call's release only
+// once the command before it returned, which a late reply holds up.
+func (e *Env) awaitDelivered(ctx context.Context, c int) {
+	deadline := time.Now().Add(deliveredWithin)
+	links := make([]*netfault.Link, len(e.Cluster.Nodes()))
+	var late time.Time
+	for j := range links {
+		links[j] = e.Net.Link(c, j)
+		if u := links[j].LateUntil(); u.After(late) {
+			late = u
+		}
+	}
+	if late.After(deadline) {
+		late = deadline
+	}
+	if wait := time.Until(late); wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return
+		}
+	}
+	marks := make([]netfault.Mark, len(links))
+	for j, l := range links {
+		marks[j] = l.Sent()
+	}
+	for ; time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(5 * time.Millisecond) {
+		done := true
+		for j, l := range links {
+			done = done && l.Delivered(marks[j])
+		}
+		if done {
+			return
+		}
+	}
+}
+
+// settleWithin is settle, waiting up to within once the client's commands
+// reached the masters (awaitDelivered).
 func (c *Client) settleWithin(ctx context.Context, name string, t target, what string, within time.Duration) {
 	e := c.env
+	e.awaitDelivered(ctx, c.ID)
 	deadline := time.Now().Add(within)
 	for {
 		n := holding(e.direct.read(ctx, t))

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/quorumlock/quorumlock/chaos/fault"
+	"github.com/quorumlock/quorumlock/chaos/internal/guard"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -54,7 +55,9 @@ type Config struct {
 // the kinds of cfg. The first error (a harness failure: a fault that could
 // not be applied, a call the library refused as invalid) cancels the run
 // and is returned; lock failures are what the faults are for and are only
-// recorded.
+// recorded. A panic on one of Run's goroutines is returned as a
+// *guard.PanicError (guard.Go), so that it fails the scenario, not the
+// process.
 func Run(ctx context.Context, e *Env, cfg Config) error {
 	if cfg.Keys <= 0 {
 		cfg.Keys = 1
@@ -71,32 +74,34 @@ func Run(ctx context.Context, e *Env, cfg Config) error {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	if len(cfg.Faults) > 0 {
-		g.Go(func() error { return e.Faults.Run(gctx, cfg.Faults) })
+		g.Go(guard.Go(func() error { return e.Faults.Run(gctx, cfg.Faults) }))
 	}
 	for _, c := range e.clients {
 		if cfg.Echoes != nil {
 			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(c.ID)+0xec40))
-			g.Go(func() error {
+			g.Go(guard.Go(func() error {
 				cfg.Echoes.echo(gctx, e, c.ID, rng)
 				return nil
-			})
+			}))
 		}
 		s := &step{c: c, rng: rand.New(rand.NewPCG(cfg.Seed, uint64(c.ID))), cfg: cfg, bg: context.WithoutCancel(gctx)}
-		g.Go(func() error {
+		g.Go(guard.Go(func() error {
 			for gctx.Err() == nil {
 				k := kinds[s.rng.IntN(len(kinds))]
 				var err error
+				cctx, cancel := cycleCtx(gctx, s.rng) // ends at a random point now and then
 				if k == Fenced && cfg.PausePastTTL > 0 {
-					err = c.cycle(gctx, s.rng, cfg)
+					err = c.cycle(cctx, s.rng, cfg)
 				} else {
-					err = s.run(gctx, k)
+					err = s.run(cctx, k)
 				}
+				cancel()
 				if err != nil {
 					return err
 				}
 			}
 			return nil
-		})
+		}))
 	}
 	err := g.Wait()
 	e.pending.Wait()
@@ -108,7 +113,7 @@ func (c *Client) cycle(ctx context.Context, rng *rand.Rand, cfg Config) error {
 	name := Fenced.name(rng.IntN(cfg.Keys))
 	hold := time.Duration(rng.Int64N(int64(cfg.Hold) + 1))
 	pause := rng.Float64() < cfg.PausePastTTL
-	actx, cancel := context.WithTimeout(ctx, cfg.Wait)
+	actx, cancel := callCtx(ctx, rng, cfg.Wait)
 	h, err := c.Acquire(actx, name, cfg.TTL, false)
 	cancel()
 	if err != nil {

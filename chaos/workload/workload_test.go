@@ -142,3 +142,36 @@ func TestEveryKindHoldsOnHealthyNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysLeftIgnoresTombstonesWithATTL checks that a tombstone with a
+// TTL is not a key left behind, one without a TTL is, and so is a lock
+// key; fence counters are not.
+func TestKeysLeftIgnoresTombstonesWithATTL(t *testing.T) {
+	e := newEnv(t, 1)
+	ctx := context.Background()
+	addr := e.Cluster.Nodes()[0].Addr()
+	c, err := redis.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	count := func(want int) {
+		t.Helper()
+		if n, err := e.KeysLeft(ctx); err != nil || n != want {
+			t.Errorf("KeysLeft = %d, %v; want %d", n, err, want)
+		}
+	}
+	mustDo := func(args ...any) {
+		t.Helper()
+		if _, err := c.Do(args[0].(string), args[1:]...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustDo("SET", e.Key("{k}:fence"), 7)
+	mustDo("SET", e.Key("{k}:tomb:abc"), 1, "PX", 60000)
+	count(0)
+	mustDo("SET", e.Key("{k}:tomb:def"), 1)
+	count(1)
+	mustDo("SET", e.Key("k"), "token", "PX", 60000)
+	count(2)
+}

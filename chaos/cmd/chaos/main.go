@@ -9,6 +9,17 @@
 //	go run ./cmd/chaos --backend docker --build-image   # containers of an image built from the host's redis-server
 //	go run ./cmd/chaos --backend compose            # the masters of docker-compose.yml
 //	go run ./cmd/chaos --json > report.json
+//	go run ./cmd/chaos --short --server valkey-server   # the masters are Valkey
+//	go run ./cmd/chaos --client goredis             # every client of the safe scenarios over the go-redis adapter
+//
+// The safe scenarios' clients reach the masters through a mix, drawn from
+// the seed, of the library's entry points: the pipelined and the Pooled
+// pool.Node, and the go-redis and rueidis adapters (--client names one for
+// all of them). Each scenario runs under a watchdog (--watchdog): one that
+// hangs fails with the stacks of every goroutine, written beside the
+// timelines, and the suite goes on; one that panics fails the same way.
+// With --isolate each scenario runs in a process of its own, so that even a
+// panic on one of the library's own goroutines fails that scenario only.
 //
 // It exits with status 1 when a scenario did not show its expected outcome,
 // 2 on bad usage.
@@ -29,6 +40,7 @@ import (
 	"github.com/quorumlock/quorumlock/chaos/redisimage"
 	"github.com/quorumlock/quorumlock/chaos/report"
 	"github.com/quorumlock/quorumlock/chaos/scenario"
+	"github.com/quorumlock/quorumlock/chaos/workload"
 )
 
 func main() {
@@ -49,6 +61,11 @@ type config struct {
 	json       bool
 	svgDir     string
 	progress   bool
+	short      bool
+	server     string
+	transport  workload.Transport
+	watchdog   time.Duration
+	isolate    bool
 }
 
 func parse(args []string, stderr io.Writer) (config, error) {
@@ -59,6 +76,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 		soak      time.Duration
 		noProg    bool
 		listNames bool
+		client    string
 	)
 	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -73,8 +91,12 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&soak, "soak", 0, "long soak: run the random workloads this long (e.g. 30m); overrides --duration")
 	fs.IntVar(&c.clients, "clients", 4, "clients of the random workloads")
 	fs.BoolVar(&c.json, "json", false, "write the report as JSON to stdout")
-	fs.StringVar(&c.svgDir, "svg-dir", "chaos-report", "directory for the SVG timelines (\"\" for none)")
+	fs.StringVar(&c.svgDir, "svg-dir", "chaos-report", "directory for the SVG timelines and the goroutine dumps of scenarios that hung or panicked (\"\" for none)")
 	fs.BoolVar(&noProg, "no-progress", false, "no progress display on stderr")
+	fs.StringVar(&c.server, "server", "", "server binary of the local backend's masters, e.g. valkey-server (default $"+cluster.ServerEnv+", else "+cluster.DefaultServer+")")
+	fs.StringVar(&client, "client", "", fmt.Sprintf("how every client of the safe scenarios reaches the masters, one of %v (default: a mix drawn from the seed)", workload.Transports))
+	fs.BoolVar(&c.isolate, "isolate", false, "run each scenario in a process of its own, so that a panic on any goroutine (the library's own too) fails that scenario only")
+	fs.DurationVar(&c.watchdog, "watchdog", 0, "longest a scenario may run before it fails as hung, with a goroutine dump (default 2 x --duration + 2m)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -91,10 +113,17 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	case soak > 0:
 		c.duration = soak
 	case short:
-		c.duration = scenario.Short
+		c.duration, c.short = scenario.Short, true
 	}
-	if c.duration <= 0 || c.clients <= 0 {
-		return c, errors.New("chaos: --duration and --clients must be positive")
+	if c.duration <= 0 || c.clients <= 0 || c.watchdog < 0 {
+		return c, errors.New("chaos: --duration and --clients must be positive, --watchdog not negative")
+	}
+	if client != "" {
+		t, err := workload.ParseTransport(client)
+		if err != nil {
+			return c, fmt.Errorf("chaos: --client: %w", err)
+		}
+		c.transport = t
 	}
 	c.progress = !noProg
 	if names == "" {
@@ -121,7 +150,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	open, err := opener(ctx, c, stderr)
+	open, image, err := opener(ctx, c, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -134,29 +163,36 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			break
 		}
 		prog.start(s.Name)
+		if c.isolate {
+			r := runIsolated(ctx, c, s, image)
+			prog.done(r)
+			results = append(results, r)
+			continue
+		}
 		r := s.Run(ctx, scenario.Options{
-			Backend:  c.backend,
-			Open:     open,
-			Seed:     c.seed,
-			Duration: c.duration,
-			Clients:  c.clients,
-			Progress: prog.update,
+			Backend:   c.backend,
+			Open:      open,
+			Seed:      c.seed,
+			Duration:  c.duration,
+			Clients:   c.clients,
+			Progress:  prog.update,
+			Server:    c.server,
+			Transport: c.transport,
+			Watchdog:  c.watchdog,
 		})
 		prog.done(r)
 		results = append(results, r)
 	}
 
-	var svgs map[string]string
-	if c.svgDir != "" {
-		if svgs, err = report.WriteSVGs(c.svgDir, results); err != nil {
-			fmt.Fprintln(stderr, err)
-		}
+	suite := report.Suite{Short: c.short, Duration: c.duration}
+	if suite.SVGs, suite.Dumps, err = writeFiles(c, results); err != nil {
+		fmt.Fprintln(stderr, err)
 	}
 	if c.json {
-		err = report.JSON(stdout, results)
+		err = report.JSON(stdout, suite, results)
 	} else {
 		fmt.Fprintln(stdout)
-		err = report.Text(stdout, results, svgs)
+		err = report.Text(stdout, suite, results)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -173,27 +209,43 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// opener returns how scenarios start their cluster on the chosen backend.
-func opener(ctx context.Context, c config, stderr io.Writer) (func(context.Context, cluster.Config) (cluster.Cluster, error), error) {
+// opener returns how scenarios start their cluster on the chosen backend,
+// and the Docker image they run (built here with --build-image).
+func opener(ctx context.Context, c config, stderr io.Writer) (func(context.Context, cluster.Config) (cluster.Cluster, error), string, error) {
 	switch c.backend {
 	case cluster.BackendLocal, cluster.BackendCompose:
 		return func(ctx context.Context, cfg cluster.Config) (cluster.Cluster, error) {
 			return cluster.Start(ctx, c.backend, cfg)
-		}, nil
+		}, "", nil
 	case cluster.BackendDocker:
 		image := c.image
 		if c.buildImage {
 			fmt.Fprintf(stderr, "building %s from the host's redis-server...\n", redisimage.Tag)
 			img, err := redisimage.Build(ctx, redisimage.Tag)
 			if err != nil {
-				return nil, err
+				return nil, "", err
 			}
 			image = img
 		}
 		return func(ctx context.Context, cfg cluster.Config) (cluster.Cluster, error) {
 			return cluster.StartDocker(ctx, cluster.DockerConfig{Config: cfg, Image: image})
-		}, nil
+		}, image, nil
 	default:
-		return nil, fmt.Errorf("chaos: unknown backend %q", c.backend)
+		return nil, "", fmt.Errorf("chaos: unknown backend %q", c.backend)
 	}
+}
+
+// writeFiles writes the timelines (unless the children did) and the
+// goroutine dumps of results to c.svgDir, and returns where they are.
+func writeFiles(c config, results []scenario.Result) (svgs, dumps map[string]string, err error) {
+	if c.svgDir == "" {
+		return nil, nil, nil
+	}
+	if c.isolate {
+		svgs = childFiles(c.svgDir, results)
+	} else if svgs, err = report.WriteSVGs(c.svgDir, results); err != nil {
+		return svgs, nil, err
+	}
+	dumps, err = report.WriteDumps(c.svgDir, results)
+	return svgs, dumps, err
 }

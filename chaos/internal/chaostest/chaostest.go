@@ -159,3 +159,22 @@ func composeCommand() []string {
 	}
 	return nil
 }
+
+// AwaitValue polls get every 5ms until it returns want, for up to 10s,
+// and returns the values it returned on the way, in order, each run of
+// equal values once (want last). It fails the test if want never comes.
+func AwaitValue(tb testing.TB, want string, get func() string) []string {
+	tb.Helper()
+	var seen []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		v := get()
+		if len(seen) == 0 || seen[len(seen)-1] != v {
+			seen = append(seen, v)
+		}
+		if v == want {
+			return seen
+		}
+	}
+	tb.Fatalf("never got %q (saw %v)", want, seen)
+	return nil
+}

@@ -1,0 +1,9 @@
+package scenario
+
+import "context"
+
+// NewScenario returns a scenario whose body is run, for the tests of the
+// runner itself.
+func NewScenario(name string, unsafe bool, run func(ctx context.Context, r *Run) error) Scenario {
+	return Scenario{Name: name, Invariant: "the runner's own test", Expect: "whatever the test says", Unsafe: unsafe, run: run}
+}
