@@ -57,7 +57,15 @@ type Exec[C any] struct {
 // Do sends one command with args formatted by FormatArg, once, and returns
 // its reply (see Send). It returns when ctx ends, with an error that
 // matches ctx.Err().
+//
+// A command that would change the state of the client's shared
+// connections (MULTI, SELECT, CLIENT REPLY, ...) or block them (BLPOP, ...)
+// is refused before anything is sent (CheckShared): a client whose
+// commands are built from strings pipelines them on shared connections.
 func (e *Exec[C]) Do(ctx context.Context, cmd string, args ...any) (any, error) {
+	if err := CheckShared(cmd, args, true); err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", e.Name, e.Addr, err)
+	}
 	all := make([]string, 0, 1+len(args))
 	return e.run(ctx, AppendArgs(append(all, cmd), args), nil, nil)
 }

@@ -26,6 +26,9 @@ type call struct {
 	// longer by that wait.
 	durable bool
 	timeout time.Duration
+	// retryUntil, when set, makes the call a release that is sent again
+	// while it fails, until then (retry.go).
+	retryUntil time.Time
 	// then, if set, runs with each node's vote as it arrives, before the
 	// fan-out counts it: on the goroutine that completed the call (a
 	// connection's reader), so it must not block.
@@ -98,6 +101,9 @@ func (s *slot) deliver(v quorum.Vote) {
 		c.then(s.i, v)
 	}
 	c.l.heard(c, s.i, v, !s.done.Vote(s.j, v))
+	if _, retried := s.done.(retryTally); !retried {
+		c.l.retryRelease(c, s.i, v, 1)
+	}
 }
 
 // voteOf is master i's vote on c: the reply read as c's vote says, and, for

@@ -101,6 +101,7 @@ func (l *Locker) runOne(ctx context.Context, c *call) (*quorum.Result, error) {
 		c.then(0, v)
 	}
 	l.heard(c, 0, v, false)
+	l.retryRelease(c, 0, v, 1)
 	one := &oneResult{}
 	res := &one.res
 	res.Votes, res.Answered, res.Need = one.votes[:], one.answered[:], 1

@@ -107,6 +107,7 @@ func (l *Locker) makeDurable(c *call) {
 func (l *Locker) releaseCall(op string, v *variant, s script, keys []string, token, channel string, ttl time.Duration) *call {
 	c := l.newCall(op, s, tombKey(keys[0], token), keys, token, channel, tombMS(ttl))
 	c.prepared = append(c.prepared, v.releaseArgs...)
+	c.retriable(ttl)
 	return c
 }
 

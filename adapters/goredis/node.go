@@ -105,9 +105,17 @@ func (n *Node) Addr() string { return n.addr }
 // or bulk string as a string, an integer as int64, an array as []any, and a
 // Redis error reply as the go-redis error value (it matches redis.Error with
 // errors.As). It returns when ctx ends, with an error that matches
-// ctx.Err(). Commands that would change a shared connection's state are
-// go-redis's business: it runs each command on a pooled connection.
+// ctx.Err(). A command that would change the state of the pooled
+// connection it goes out on (MULTI, SELECT, CLIENT REPLY, a SUBSCRIBE, ...)
+// is refused before anything is sent (nodeutil.CheckShared, matching
+// nodeutil.ErrConnState): the connection goes back to the pool for the
+// next caller, who would get the replies out of step (QUEUED for a lock
+// script after a MULTI). Blocking commands hold one pooled connection only,
+// and pass.
 func (n *Node) Do(ctx context.Context, cmd string, args ...any) (any, error) {
+	if err := nodeutil.CheckShared(cmd, args, false); err != nil {
+		return nil, fmt.Errorf("goredis: %s: %w", n.addr, err)
+	}
 	all := make([]any, 0, 1+len(args))
 	all = append(all, cmd)
 	return n.process(ctx, append(all, args...))
