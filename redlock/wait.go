@@ -22,8 +22,8 @@ import (
 //   - the Config.Retry backoff, the fallback for announcements that got
 //     lost and for nodes that cannot announce.
 type waiting struct {
-	l    *Locker
-	key  string
+	l      *Locker
+	key    string
 	queued bool // take part in the Locker's per-key queue (queue.go)
 
 	turn   *ticket         // our place in key's queue; nil until joined
