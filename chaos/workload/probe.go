@@ -514,16 +514,32 @@ func (p *prober) lateNoScript(ctx context.Context) error {
 	}
 	p.unlock(ctx, h, "unlock of a fenced lock whose acquire reached a master late")
 	// The acquire's NOSCRIPT comes back two slow hops after it was sent;
-	// an EVAL sent then lands a hop later. Until well after that, no
-	// master may hold the key with the lock's token.
-	for end := start.Add(4*probeSlow + SettleWithin/2); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+	// an EVAL sent then lands a hop later. The release may reach the
+	// master before it (it leaves a tombstone, and the EVAL changes
+	// nothing) or after it (a transport that does not keep the order of
+	// a caller's commands: the EVAL sets the key, and the release, or its
+	// own late EVAL, deletes it). Either way no master may keep the key
+	// with the lock's token: once seen, it must go again within the window.
+	var seen time.Time
+	var left time.Duration
+	for end := start.Add(4*probeSlow + SettleWithin/2); ; time.Sleep(5 * time.Millisecond) {
 		rs := p.e.direct.read(ctx, h.target)
-		if r := rs[slow]; r.known && r.held {
-			p.e.History.Left(p.a.ID, h.name, time.Now(), fmt.Sprintf(
-				"master %d holds %s %s %v after the TryLock, for %v more: its acquire, late and NOSCRIPT, ran after the release",
-				slow, h.target.key, h.target.member, time.Since(start).Round(time.Millisecond), r.left.Round(time.Millisecond)))
+		held := rs[slow].known && rs[slow].held
+		switch {
+		case held && seen.IsZero():
+			seen, left = time.Now(), rs[slow].left
+			end = seen.Add(SettleWithin)
+		case !held && !seen.IsZero():
+			return p.heal(ctx, p.a) // set late, and released after
+		}
+		if time.Now().After(end) {
 			break
 		}
+	}
+	if !seen.IsZero() {
+		p.e.History.Left(p.a.ID, h.name, time.Now(), fmt.Sprintf(
+			"master %d holds %s %s %v after the TryLock, for %v more: its acquire, late and NOSCRIPT, ran after the release and stayed",
+			slow, h.target.key, h.target.member, seen.Sub(start).Round(time.Millisecond), left.Round(time.Millisecond)))
 	}
 	return p.heal(ctx, p.a)
 }
