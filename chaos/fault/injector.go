@@ -49,6 +49,8 @@ type Injector struct {
 	down   map[int]bool // killed by us and not started again
 	paused map[int]bool
 	multi  map[link]bool // MULTI accepted and not yet discarded
+	// stateSent counts the connection-state commands sent (sendMulti).
+	stateSent int
 }
 
 // link is a (client, node) pair.
@@ -229,9 +231,18 @@ func (in *Injector) link(f Fault) (string, error) {
 	return note, errors.Join(errs...)
 }
 
-// sendMulti sends MULTI from each client of f to f.Node. A refusal is the
-// expected outcome with a library that guards its shared connections: it
-// is noted, not an error.
+// subcommand is an application's own string type for a command word: a
+// check of shared connections that reads only string and []byte arguments
+// lets it through, while the client writes it as its text.
+type subcommand string
+
+// sendMulti sends a command that changes the state of a connection from
+// each client of f to f.Node, as an application misusing a shared
+// connection would: every other time MULTI, else CLIENT REPLY SKIP with the
+// subcommand of its own Go type (the master then answers nothing for the
+// next command, and every reply after it goes to the command before). A
+// refusal is the expected outcome with a library that guards its shared
+// connections: it is noted, not an error.
 func (in *Injector) sendMulti(ctx context.Context, f Fault) (string, error) {
 	if in.SendCommand == nil {
 		return "", errors.New("Injector.SendCommand is not set")
@@ -242,6 +253,18 @@ func (in *Injector) sendMulti(ctx context.Context, f Fault) (string, error) {
 	}
 	var notes []string
 	for _, c := range clients {
+		in.mu.Lock()
+		in.stateSent++
+		skip := in.stateSent%2 == 0
+		in.mu.Unlock()
+		if skip {
+			if err := in.SendCommand(ctx, c, f.Node, "CLIENT", subcommand("REPLY"), "SKIP"); err != nil {
+				notes = append(notes, fmt.Sprintf("client %d: CLIENT REPLY SKIP refused (%v)", c, err))
+				continue
+			}
+			notes = append(notes, fmt.Sprintf("client %d: CLIENT REPLY SKIP ACCEPTED", c))
+			continue
+		}
 		if err := in.SendCommand(ctx, c, f.Node, "MULTI"); err != nil {
 			notes = append(notes, fmt.Sprintf("client %d: refused (%v)", c, err))
 			continue
