@@ -57,6 +57,10 @@ const (
 	// returned, and a master on which no release failed still held what
 	// the call wrote (see Detail).
 	Remained
+	// OutOfStep: at At a call of Client got a reply that was not its own
+	// (see Detail): its connection's replies were out of step with its
+	// commands.
+	OutOfStep
 )
 
 // Outcome is how an Attempted acquire ended.

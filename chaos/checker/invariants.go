@@ -35,11 +35,15 @@ const (
 	// read-write lock beside its writer (a read hold's Extend landing
 	// after the reader expired must not re-admit it).
 	NoReaderBesideWriter Invariant = "no-reader-beside-writer"
+	// RepliesInStep: every call gets its own reply, also after an
+	// application sent a command that changes the state of a shared
+	// connection (which the library must refuse).
+	RepliesInStep Invariant = "replies-in-step"
 )
 
 // Invariants lists every invariant that Check verifies, in report order.
 var Invariants = []Invariant{MutualExclusion, UntilWithinExpiry, NoKeyLeft, FenceIncreases, AtMostPermits,
-	NothingLeft, NoReaderBesideWriter, RenewalHolds, ContextWithinUntil}
+	NothingLeft, NoReaderBesideWriter, RenewalHolds, ContextWithinUntil, RepliesInStep}
 
 // SampleTolerance is how far a holder's Until may pass the sampled expiry
 // of its key before it counts as a violation. A sample reads PTTL (whole
@@ -116,6 +120,8 @@ func violations(events []Event, byLock map[int64]*Interval, intervals []Interval
 			vs = append(vs, Violation{Invariant: NothingLeft, Key: e.Key, Client: e.Client, At: e.At, Detail: e.Detail})
 		case Coexisted:
 			vs = append(vs, Violation{Invariant: NoReaderBesideWriter, Key: e.Key, Client: e.Client, At: e.At, Detail: e.Detail})
+		case OutOfStep:
+			vs = append(vs, Violation{Invariant: RepliesInStep, Key: e.Key, Client: e.Client, At: e.At, Detail: e.Detail})
 		}
 	}
 	vs = append(vs, fences(intervals)...)

@@ -41,6 +41,12 @@ func (h *History) Coexist(client int, key string, t time.Time, detail string) {
 	h.add(Event{Kind: Coexisted, Client: client, Key: key, At: h.Offset(t), Detail: detail})
 }
 
+// Misreply records that a call of client on key got, at t, a reply that
+// was not its own, as detail describes.
+func (h *History) Misreply(client int, key string, t time.Time, detail string) {
+	h.add(Event{Kind: OutOfStep, Client: client, Key: key, At: h.Offset(t), Detail: detail})
+}
+
 // Remain records that a call of client on key, returned at t, left what
 // detail describes on a master where none of its releases failed.
 func (h *History) Remain(client int, key string, t time.Time, detail string) {

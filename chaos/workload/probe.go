@@ -373,6 +373,7 @@ func (p *prober) sharedMulti(ctx context.Context) error {
 	if err := p.links(ctx, p.a, fault.Multi, 0); err != nil {
 		return err
 	}
+	p.echoEveryLink(ctx, p.a, key)
 	h, err := p.acquire(p.a, func() (*redlock.Lock, error) { return p.a.plain.TryLock(ctx, key, time.Second) })
 	if herr := p.heal(ctx, p.a); herr != nil {
 		return herr
@@ -570,4 +571,29 @@ func (p *prober) rwExclusion(ctx context.Context) error {
 		p.unlock(ctx, first, "unlock of the first hold")
 	}
 	return nil
+}
+
+// echoEveryLink has client c send, on each of its links, two ECHOs with
+// tokens of their own, one after the other: each must get its own reply.
+// After a command that changes the state of a shared connection got
+// through (CLIENT REPLY SKIP leaves the next replies out of step; MULTI
+// makes them QUEUED), they do not, and the mismatch is recorded.
+func (p *prober) echoEveryLink(ctx context.Context, c *Client, key string) {
+	for j, n := range p.e.nodes[c.ID] {
+		for k := range 2 {
+			token := fmt.Sprintf("step:%d:%d:%d", c.ID, j, k)
+			cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+			reply, err := n.Do(cctx, "ECHO", token)
+			cancel()
+			got := fmt.Sprint(reply)
+			if b, ok := reply.([]byte); ok {
+				got = string(b)
+			}
+			if err == nil && got != token {
+				p.e.History.Misreply(c.ID, key, time.Now(), fmt.Sprintf(
+					"client %d's ECHO %s to %s got %q: the connection's replies are out of step", c.ID, token, n.Addr(), got))
+				return
+			}
+		}
+	}
 }
