@@ -12,6 +12,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/chaos/cluster"
 	"github.com/quorumlock/quorumlock/chaos/netfault"
+	"github.com/quorumlock/quorumlock/nodeutil"
 )
 
 // Applied is a fault as the Injector applied it.
@@ -231,6 +232,9 @@ func (in *Injector) link(f Fault) (string, error) {
 	return note, errors.Join(errs...)
 }
 
+// skipWait bounds the wait for a CLIENT REPLY SKIP that went out.
+const skipWait = 100 * time.Millisecond
+
 // subcommand is an application's own string type for a command word: a
 // check of shared connections that reads only string and []byte arguments
 // lets it through, while the client writes it as its text.
@@ -258,11 +262,17 @@ func (in *Injector) sendMulti(ctx context.Context, f Fault) (string, error) {
 		skip := in.stateSent%2 == 0
 		in.mu.Unlock()
 		if skip {
-			if err := in.SendCommand(ctx, c, f.Node, "CLIENT", subcommand("REPLY"), "SKIP"); err != nil {
+			// A master answers CLIENT REPLY SKIP with nothing: the call
+			// gets a refusal at once, or, sent, no reply (or another
+			// command's); it is not waited for past a short bound.
+			sctx, cancel := context.WithTimeout(ctx, skipWait)
+			err := in.SendCommand(sctx, c, f.Node, "CLIENT", subcommand("REPLY"), "SKIP")
+			cancel()
+			if errors.Is(err, nodeutil.ErrConnState) {
 				notes = append(notes, fmt.Sprintf("client %d: CLIENT REPLY SKIP refused (%v)", c, err))
 				continue
 			}
-			notes = append(notes, fmt.Sprintf("client %d: CLIENT REPLY SKIP ACCEPTED", c))
+			notes = append(notes, fmt.Sprintf("client %d: CLIENT REPLY SKIP ACCEPTED (%v)", c, err))
 			continue
 		}
 		if err := in.SendCommand(ctx, c, f.Node, "MULTI"); err != nil {

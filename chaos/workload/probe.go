@@ -574,26 +574,33 @@ func (p *prober) rwExclusion(ctx context.Context) error {
 }
 
 // echoEveryLink has client c send, on each of its links, two ECHOs with
-// tokens of their own, one after the other: each must get its own reply.
-// After a command that changes the state of a shared connection got
-// through (CLIENT REPLY SKIP leaves the next replies out of step; MULTI
-// makes them QUEUED), they do not, and the mismatch is recorded.
+// tokens of their own, one after the other: each must get its own reply,
+// in time (the masters are healthy here). After a command that changes the
+// state of a shared connection got through (CLIENT REPLY SKIP leaves the
+// next replies missing and out of step; MULTI makes them QUEUED), they do
+// not, and the mismatch is recorded.
 func (p *prober) echoEveryLink(ctx context.Context, c *Client, key string) {
 	for j, n := range p.e.nodes[c.ID] {
 		for k := range 2 {
 			token := fmt.Sprintf("step:%d:%d:%d", c.ID, j, k)
-			cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+			cctx, cancel := context.WithTimeout(ctx, echoStepWait)
 			reply, err := n.Do(cctx, "ECHO", token)
 			cancel()
 			got := fmt.Sprint(reply)
 			if b, ok := reply.([]byte); ok {
 				got = string(b)
 			}
-			if err == nil && got != token {
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil || got != token {
 				p.e.History.Misreply(c.ID, key, time.Now(), fmt.Sprintf(
-					"client %d's ECHO %s to %s got %q: the connection's replies are out of step", c.ID, token, n.Addr(), got))
+					"client %d's ECHO %s to %s got %q, %v: the connection's replies are out of step", c.ID, token, n.Addr(), got, err))
 				return
 			}
 		}
 	}
 }
+
+// echoStepWait bounds an ECHO of echoEveryLink on a healthy master.
+const echoStepWait = 2 * time.Second
