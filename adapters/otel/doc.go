@@ -12,6 +12,7 @@
 //
 //	quorumlock.acquisitions      counter    {acquisition}  kind, outcome
 //	quorumlock.acquire.duration  histogram  s              kind, outcome
+//	quorumlock.acquire.attempts  histogram  {attempt}      kind, outcome
 //	quorumlock.hold.duration     histogram  s              kind, outcome
 //	quorumlock.renewals          counter    {renewal}      kind, outcome, auto
 //	quorumlock.losses            counter    {loss}         kind
@@ -21,6 +22,8 @@
 // "read", "write"), quorumlock.outcome (one of the Outcome constants), quorumlock.renewal.auto,
 // quorumlock.node.op ("lock", "extend", "unlock", "release"),
 // quorumlock.node.address and error.type ("timeout", "canceled" or "error").
+// quorumlock.acquire.attempts counts the rounds an acquisition sent to the
+// masters (1 when the lock was free): its distribution shows contention.
 // quorumlock.acquire.duration is the time from the acquisition call until it
 // returned, including every retry and wait; quorumlock.hold.duration is the
 // time from the grant to the Unlock call. No metric carries the lock's key
@@ -29,10 +32,13 @@
 //
 // # Spans
 //
-// An Observer is told of an operation after it ended, and its events carry
-// no context.Context. So the spans it makes are not children of the
-// caller's span: each is the root of its own trace, made after the fact with
-// explicit timestamps (trace.WithTimestamp):
+// An Observer is told of an operation after it ended, with the context of
+// the call it is about (the event's Context: the acquisition's, the
+// Unlock's; the acquisition's for its auto-renewal and its loss). So each
+// span is made after the fact with explicit timestamps
+// (trace.WithTimestamp), as a child of the span in that context: it nests
+// in the request's trace, and a log or metric exemplar of the same request
+// finds it. A call made with no span in its context gives root spans:
 //
 //   - quorumlock.acquire, from the acquisition call to its return (start is
 //     the end minus the event's Wait), with the key, kind, attempts and

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/quorumlock/quorumlock/pool"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/redlocktest"
@@ -102,5 +105,39 @@ func TestLockerLossEndToEnd(t *testing.T) {
 	}
 	if lost != 1 {
 		t.Errorf("%d quorumlock.lost spans, want 1", lost)
+	}
+}
+
+// The spans nest in the caller's trace: an acquisition's and a hold's span
+// are children of the request span whose context the calls got, with its
+// trace id.
+func TestSpansNestInTheRequestTrace(t *testing.T) {
+	obs, r := newObserver(t)
+	locker := newLocker(t, obs, 2*time.Second)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	ctx, request := tp.Tracer("test").Start(context.Background(), "request")
+	lk, err := locker.Lock(ctx, "nested", time.Minute)
+	if err != nil {
+		t.Fatalf("Lock: %v", err)
+	}
+	if err := lk.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock: %v", err)
+	}
+	request.End()
+	want := request.SpanContext()
+	seen := 0
+	for _, sp := range r.spans.Ended() {
+		if sp.Name() != "quorumlock.acquire" && sp.Name() != "quorumlock.hold" {
+			continue
+		}
+		seen++
+		if sp.Parent().SpanID() != want.SpanID() || sp.SpanContext().TraceID() != want.TraceID() {
+			t.Errorf("%s: trace %s, parent %s; want trace %s, parent %s", sp.Name(),
+				sp.SpanContext().TraceID(), sp.Parent().SpanID(), want.TraceID(), want.SpanID())
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("%d acquire and hold spans, want 2", seen)
 	}
 }

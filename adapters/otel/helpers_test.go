@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -52,9 +53,34 @@ type point struct {
 	Sum   float64
 }
 
-// points collects every data point, keyed "name{attr=value,...}" with the
-// attributes sorted.
+// points collects every data point but the attempts histogram's (which
+// attemptPoints collects), keyed "name{attr=value,...}" with the attributes
+// sorted.
 func (r *recorder) points(t *testing.T) map[string]point {
+	t.Helper()
+	out := r.allPoints(t)
+	for k := range out {
+		if strings.HasPrefix(k, "quorumlock.acquire.attempts{") {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// attemptPoints collects the attempts histogram's data points.
+func (r *recorder) attemptPoints(t *testing.T) map[string]point {
+	t.Helper()
+	out := r.allPoints(t)
+	for k := range out {
+		if !strings.HasPrefix(k, "quorumlock.acquire.attempts{") {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// allPoints collects every data point.
+func (r *recorder) allPoints(t *testing.T) map[string]point {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := r.reader.Collect(context.Background(), &rm); err != nil {
@@ -77,6 +103,10 @@ func (r *recorder) points(t *testing.T) map[string]point {
 			case metricdata.Histogram[float64]:
 				for _, dp := range d.DataPoints {
 					out[m.Name+"{"+dp.Attributes.Encoded(attrEncoder)+"}"] = point{Count: dp.Count, Sum: dp.Sum}
+				}
+			case metricdata.Histogram[int64]:
+				for _, dp := range d.DataPoints {
+					out[m.Name+"{"+dp.Attributes.Encoded(attrEncoder)+"}"] = point{Count: dp.Count, Sum: float64(dp.Sum)}
 				}
 			default:
 				t.Errorf("%s: unexpected data %T", m.Name, m.Data)

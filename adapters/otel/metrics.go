@@ -19,6 +19,7 @@ type instruments struct {
 	acquisitions metric.Int64Counter
 	acquireWait  metric.Float64Histogram
 	hold         metric.Float64Histogram
+	attempts     metric.Int64Histogram
 	renewals     metric.Int64Counter
 	losses       metric.Int64Counter
 	nodeErrors   metric.Int64Counter
@@ -37,6 +38,10 @@ func newInstruments(m metric.Meter) instruments {
 			metric.WithDescription("Time a lock was held, from its grant to the Unlock call."),
 			metric.WithUnit("s"),
 			metric.WithExplicitBucketBoundaries(holdBuckets...))),
+		attempts: intHistogram(m.Int64Histogram("quorumlock.acquire.attempts",
+			metric.WithDescription("Rounds sent to the masters per acquisition call: 1 when the lock was free, more under contention."),
+			metric.WithUnit("{attempt}"),
+			metric.WithExplicitBucketBoundaries(1, 2, 3, 5, 10, 20, 50, 100))),
 		renewals: counter(m.Int64Counter("quorumlock.renewals",
 			metric.WithDescription("Lock extensions, manual or automatic, by outcome."),
 			metric.WithUnit("{renewal}"))),
@@ -61,6 +66,16 @@ func counter(c metric.Int64Counter, err error) metric.Int64Counter {
 		return noop.Int64Counter{}
 	}
 	return c
+}
+
+func intHistogram(h metric.Int64Histogram, err error) metric.Int64Histogram {
+	if err != nil {
+		otel.Handle(err)
+	}
+	if h == nil {
+		return noop.Int64Histogram{}
+	}
+	return h
 }
 
 func histogram(h metric.Float64Histogram, err error) metric.Float64Histogram {

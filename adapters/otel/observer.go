@@ -1,7 +1,6 @@
 package otel
 
 import (
-	"context"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -69,10 +68,13 @@ func (o *observer) Acquire(e redlock.AcquireEvent) {
 	out := outcome(e.Err, OutcomeAcquired)
 	base := []attribute.KeyValue{attrKind.String(e.Kind), attrOutcome.String(out)}
 	set := o.metricAttrs(e.Key, base)
-	ctx := context.Background()
+	ctx := e.Context()
 	o.inst.acquisitions.Add(ctx, 1, set)
 	o.inst.acquireWait.Record(ctx, e.Wait.Seconds(), set)
-	o.span("quorumlock.acquire", end.Add(-e.Wait), end, e.Err, out != OutcomeNotAcquired,
+	if e.Attempts > 0 {
+		o.inst.attempts.Record(ctx, int64(e.Attempts), set)
+	}
+	o.span(ctx, "quorumlock.acquire", end.Add(-e.Wait), end, e.Err, out != OutcomeNotAcquired,
 		append(base, attrKey.String(e.Key), attrAttempts.Int(e.Attempts))...)
 }
 
@@ -80,8 +82,8 @@ func (o *observer) Acquire(e redlock.AcquireEvent) {
 func (o *observer) Release(e redlock.ReleaseEvent) {
 	end := time.Now()
 	base := []attribute.KeyValue{attrKind.String(e.Kind), attrOutcome.String(outcome(e.Err, OutcomeReleased))}
-	o.inst.hold.Record(context.Background(), e.Held.Seconds(), o.metricAttrs(e.Key, base))
-	o.span("quorumlock.hold", end.Add(-e.Held), end, e.Err, true, append(base, attrKey.String(e.Key))...)
+	o.inst.hold.Record(e.Context(), e.Held.Seconds(), o.metricAttrs(e.Key, base))
+	o.span(e.Context(), "quorumlock.hold", end.Add(-e.Held), end, e.Err, true, append(base, attrKey.String(e.Key))...)
 }
 
 // Renew counts the renewal. Renewals make no span.
@@ -91,7 +93,7 @@ func (o *observer) Renew(e redlock.RenewEvent) {
 		attrOutcome.String(outcome(e.Err, OutcomeRenewed)),
 		attrAuto.Bool(e.Auto),
 	}
-	o.inst.renewals.Add(context.Background(), 1, o.metricAttrs(e.Key, base))
+	o.inst.renewals.Add(e.Context(), 1, o.metricAttrs(e.Key, base))
 }
 
 // Lost counts the loss and makes a span of zero length that carries its
@@ -99,8 +101,8 @@ func (o *observer) Renew(e redlock.RenewEvent) {
 func (o *observer) Lost(e redlock.LostEvent) {
 	now := time.Now()
 	base := []attribute.KeyValue{attrKind.String(e.Kind)}
-	o.inst.losses.Add(context.Background(), 1, o.metricAttrs(e.Key, base))
-	o.span("quorumlock.lost", now, now, e.Cause, true, append(base, attrKey.String(e.Key))...)
+	o.inst.losses.Add(e.Context(), 1, o.metricAttrs(e.Key, base))
+	o.span(e.Context(), "quorumlock.lost", now, now, e.Cause, true, append(base, attrKey.String(e.Key))...)
 }
 
 // NodeError counts the failed call and makes a span of zero length that
@@ -113,8 +115,8 @@ func (o *observer) NodeError(e redlock.NodeErrorEvent) {
 		attrAddr.String(e.Addr),
 		attrErrorType.String(errorType(e.Err)),
 	}
-	o.inst.nodeErrors.Add(context.Background(), 1, metric.WithAttributeSet(attribute.NewSet(attrs...)))
-	o.span("quorumlock.node_error", now, now, e.Err, true, attrs...)
+	o.inst.nodeErrors.Add(e.Context(), 1, metric.WithAttributeSet(attribute.NewSet(attrs...)))
+	o.span(e.Context(), "quorumlock.node_error", now, now, e.Err, true, attrs...)
 }
 
 // metricAttrs is base, plus the key when WithKeyAttribute asked for it.

@@ -283,3 +283,15 @@ func TestConcurrentUse(t *testing.T) {
 		t.Errorf("%d spans, want %d", n, 2*goroutines*each)
 	}
 }
+
+// The attempts of each acquisition are recorded: contention shows as
+// acquisitions of more than one round.
+func TestAttemptsHistogram(t *testing.T) {
+	obs, r := newObserver(t)
+	obs.Acquire(redlock.AcquireEvent{Key: "k", Kind: redlock.KindLock, Wait: time.Millisecond, Attempts: 1})
+	obs.Acquire(redlock.AcquireEvent{Key: "k", Kind: redlock.KindLock, Wait: time.Millisecond, Attempts: 5})
+	obs.Acquire(redlock.AcquireEvent{Key: "k", Kind: redlock.KindLock, Err: redlock.ErrInvalid}) // sent nothing: no attempt
+	wantPoints(t, r.attemptPoints(t), map[string]point{
+		"quorumlock.acquire.attempts{quorumlock.lock.kind=lock,quorumlock.outcome=acquired}": {Count: 2, Sum: 6},
+	})
+}
