@@ -114,8 +114,18 @@ func TestPausedHolderWriteIsRejected(t *testing.T) {
 // granted (its keys appear in the history).
 func TestEveryKindHoldsOnHealthyNodes(t *testing.T) {
 	e := newEnv(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	// It runs for at least 2s, and on until every kind was granted (or
+	// 20s passed): the cycles' contexts end at random, and a kind with long
+	// cycles may need a few.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	go func() {
+		for start := time.Now(); ctx.Err() == nil; time.Sleep(50 * time.Millisecond) {
+			if time.Since(start) >= 2*time.Second && len(grantedKinds(e.History.Events())) == len(workload.Kinds) {
+				cancel()
+			}
+		}
+	}()
 	if err := workload.Run(ctx, e, workload.Config{Kinds: workload.Kinds, Keys: 1, TTL: 300 * time.Millisecond,
 		Hold: time.Millisecond, Seed: 7}); err != nil {
 		t.Fatal(err)
@@ -174,4 +184,24 @@ func TestKeysLeftIgnoresTombstonesWithATTL(t *testing.T) {
 	count(1)
 	mustDo("SET", e.Key("k"), "token", "PX", 60000)
 	count(2)
+}
+
+// grantedKinds returns the kinds whose key of index 0 appears among the
+// grants of events.
+func grantedKinds(events []checker.Event) map[workload.Kind]bool {
+	names := map[string]bool{}
+	for _, iv := range checker.Check(events).Intervals {
+		names[iv.Key] = true
+	}
+	out := map[workload.Kind]bool{}
+	for _, k := range workload.Kinds {
+		name := "k0"
+		if k != workload.Fenced {
+			name = string(k) + "-k0"
+		}
+		if names[name] {
+			out[k] = true
+		}
+	}
+	return out
 }
