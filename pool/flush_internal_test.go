@@ -16,9 +16,9 @@ import (
 // which may happen while its caller's flush still writes what others
 // queued: the pool may then hand it to a Do caller whose command that
 // flush writes next. The flush must not take that command for its
-// caller's own and read it solo: nobody would, the reader would wait for
-// the read token for ever, and the Do call and every command after it on
-// the connection would get no reply.
+// caller's own and hold it for a solo read: nobody would read it, the
+// reader goroutine would wait for ever behind it, and the Do call and
+// every command after it on the connection would get no reply.
 func TestFlushTakesNoRecycledRequestForItsOwn(t *testing.T) {
 	// A pool of this test's own, so that the request handed on by hand
 	// below, put back twice, goes nowhere else.
@@ -36,8 +36,8 @@ func TestFlushTakesNoRecycledRequestForItsOwn(t *testing.T) {
 	// The writer goroutine wrote the PING, which waited for the dial, and
 	// may not have given the writing up yet: the first call below must
 	// find nobody writing, or that goroutine writes it, not its caller.
-	mc := n.mux.cur.Load()
-	awaitQueue(ctx, t, mc, func(queued int, writing bool) bool { return !writing })
+	p := n.mux.cur.Load()
+	awaitQueue(ctx, t, p, func(queued int, writing bool) bool { return !writing })
 
 	completed := make(chan error, 1)
 	first := newRequest(ctx, "ECHO", []any{"first"}, "", CompletionFunc(func(_ any, err error) { completed <- err }))
@@ -69,12 +69,12 @@ func TestFlushTakesNoRecycledRequestForItsOwn(t *testing.T) {
 			}
 			handedOn <- err
 		}()
-		awaitQueue(ctx, t, mc, func(queued int, writing bool) bool { return queued > 0 })
+		awaitQueue(ctx, t, p, func(queued int, writing bool) bool { return queued > 0 })
 	})
 	t.Cleanup(func() { interleave.SetAfterOwnWrite(nil) })
 
 	armed.Store(true)
-	n.mux.submit(first, true) // as DoAsync does
+	n.mux.submit(first, false) // as DoAsync does
 	select {
 	case err := <-handedOn:
 		if err != nil {
@@ -88,13 +88,13 @@ func TestFlushTakesNoRecycledRequestForItsOwn(t *testing.T) {
 	}
 }
 
-// awaitQueue waits until mc's queue and writing flag, read under its lock,
+// awaitQueue waits until p's queue and writing flag, read under its lock,
 // satisfy cond, and fails t when ctx ends first.
-func awaitQueue(ctx context.Context, t *testing.T, mc *muxConn, cond func(queued int, writing bool) bool) {
+func awaitQueue(ctx context.Context, t *testing.T, p *pipe, cond func(queued int, writing bool) bool) {
 	for {
-		mc.mu.Lock()
-		ok := cond(len(mc.queue), mc.writing)
-		mc.mu.Unlock()
+		p.q.mu.Lock()
+		ok := cond(len(p.q.unsent), p.q.writing)
+		p.q.mu.Unlock()
 		if ok {
 			return
 		}

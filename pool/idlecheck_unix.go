@@ -68,8 +68,9 @@ func (c *idleChecker) canWait() bool { return c.rc != nil && !c.tls && c.pf != n
 // connection's prefetch buffer, from which the next read takes them; or it
 // reports why not: the connection's read deadline passed (nothing was
 // read), or the master closed or reset the connection. One goroutine at a
-// time may call wait or check, and only while it holds the read token and
-// a reply is due.
+// time may call wait or check: wait the one holding the oldest command
+// sent (queue.go), whose reply is due; check the writer, while nothing is
+// in flight.
 func (c *idleChecker) wait() error {
 	if err := c.rc.Read(c.ready); err != nil {
 		return err

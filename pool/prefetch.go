@@ -5,8 +5,8 @@ import "net"
 // prefetchConn is the connection redigo reads through: the bytes that a
 // solo read's wait took off the socket (idleChecker.wait) come first, so
 // that the wait for a reply and its first read are one system call, as
-// with a blocking read. Only the goroutine holding the connection's read
-// token touches it.
+// with a blocking read. Only the goroutine holding the oldest command sent
+// on the connection (queue.go) touches it.
 type prefetchConn struct {
 	net.Conn
 	buf        []byte // made by the first wait

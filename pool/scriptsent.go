@@ -10,7 +10,7 @@ import "github.com/quorumlock/quorumlock/nodekit"
 // EVALSHA answered NOSCRIPT and then the EVAL (which under a short node
 // timeout fails the first attempts after a restart). NOSCRIPT is then left
 // to a SCRIPT FLUSH on a live connection, after which the EVAL goes again
-// as mux.finish says.
+// as mux.finish says (call.go).
 
 // scriptsSent is the SHA1 hex digests of the scripts a connection sent
 // as EVAL. Only its writer (one goroutine at a time) uses it.

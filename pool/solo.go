@@ -6,28 +6,43 @@ import (
 	"time"
 )
 
-// Solo reads. The reply to a command usually reaches its caller through
-// the connection's reader goroutine, which costs a goroutine hand-off per
-// round trip: the reader is woken when the command is handed to it and
-// again when the reply arrives, and then it wakes the caller. When a
-// caller writes its own command, alone, on an idle connection, it reads
-// the reply itself instead, as a client with a connection per call would
-// (a Do caller: redlock calls a single master that way).
+// Solo reads (layers.solo). The reply to a command usually reaches its
+// caller through the pipe's reader goroutine, which costs a goroutine
+// hand-off per round trip: the reader is woken when the command is marked
+// sent and again when the reply arrives, and then it wakes the caller.
+// When a Do caller writes its own command, alone, on an idle connection,
+// it reads the reply itself instead, as a client with a connection per
+// call would (redlock calls a single master that way).
 //
-// Replies are still read by one goroutine at a time and in the order the
-// commands were written. Whoever reads holds mc.token: the reader goroutine
-// takes it per reply, a solo caller from before its write until its reply
-// is read. Commands written meanwhile go to pending, and the reader, with
-// the first of them in hand, waits for the token. A solo caller whose
-// context (or the waiter's) ends before any byte of its reply arrived gives
-// the read up: it puts its command in mc.handback and returns the token,
-// and the reader reads that reply first, within the stall timeout, and
-// completes the command as it completes any whose caller gave up. A solo
-// caller gives up only while no byte of its reply has arrived (its wait
-// reads whatever arrives into the connection's prefetch buffer, and the
-// reply is then read to its end), so giving up never leaves a reply half
-// read. Nothing reads the socket while no command is in flight, which
-// keeps the idle check before a write exact (see idleChecker).
+// Replies are still read one at a time, in the order the commands were
+// written: the caller holds its command, the oldest sent, from its write
+// on (queue.markSent), and the reader goroutine waits for the commands
+// behind it until the caller is done with it (queue.done). A caller whose
+// context ends before any byte of its reply arrived gives the read up: it
+// hands its command back (queue.handBack), and the reader reads that
+// reply first, within the stall timeout, and completes the command as it
+// completes any whose caller gave up. A caller gives up only while no
+// byte of its reply has arrived (its wait reads whatever arrives into the
+// connection's prefetch buffer, prefetch.go, and the reply is then read
+// to its end), so giving up never leaves a reply half read. Nothing reads
+// the socket while no command is in flight, which keeps the idle check
+// before a write exact (see idleChecker).
+
+// soloWait is what a pipe's solo reads share; one runs at a time.
+type soloWait struct {
+	can         bool          // the connection supports the wait (idleChecker.canWait)
+	c           *conn         // the pipe's
+	interrupt   func()        // interruptWait, made once
+	interrupted chan struct{} // buffered 1: interrupt ran
+}
+
+func (w *soloWait) init(c *conn) {
+	w.c, w.can = c, c.checker().canWait()
+	if w.can {
+		w.interrupt = w.interruptWait
+		w.interrupted = make(chan struct{}, 1)
+	}
+}
 
 // errGaveUp is awaitReply's report that the read's context ended first.
 var errGaveUp = errors.New("the caller gave up waiting")
@@ -35,68 +50,27 @@ var errGaveUp = errors.New("the caller gave up waiting")
 // aLongTimeAgo is a read deadline that ends a wait at once.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// mayReadSolo takes mc's read token for a caller that will read its reply
-// itself, if nobody holds it and the connection supports a solo read's
-// wait (idleChecker.canWait).
-func (mc *muxConn) mayReadSolo() bool {
-	if !mc.c.checker().canWait() {
-		return false
-	}
-	select {
-	case <-mc.token:
-		return true
+// readSolo reads the reply of r, held by its caller, on the caller's
+// goroutine and completes r, or hands r back to the reader goroutine when
+// r's context ends first.
+func (p *pipe) readSolo(r *request) {
+	switch err := p.solo.awaitReply(r.ctx, p.stall); {
+	case err == errGaveUp:
+		if err := p.q.handBack(); err != nil {
+			p.finish(r, nil, err) // p failed: r is still its holder's
+		}
+	case err != nil: // the connection broke, or no reply within the stall timeout
+		p.finish(r, nil, p.failIO(err))
 	default:
-		return false
+		p.receive(r)
 	}
 }
 
-// goSolo makes r, written on mc whose token the caller holds, a solo read,
-// which its Do caller makes when submit returns. It reports false for an
-// asynchronous call, whose reply the reader reads.
-func (m *mux) goSolo(mc *muxConn, r *request) bool {
-	if r.done != nil {
-		return false
-	}
-	r.solo = mc
-	mc.refs.Add(1) // mc's commands are drained only once the read ends
-	return true
-}
-
-// readSolo reads r's reply on mc on the caller's goroutine and completes
-// r, or hands the read back to mc's reader when r's context ends first.
-func (m *mux) readSolo(mc *muxConn, r *request) {
-	defer m.release(mc)
-	r.solo = nil
-	watch, giveUpAt := r.ctx, deadlineOf(r.ctx)
-	var (
-		reply any
-		err   error
-	)
-	switch werr := mc.awaitReply(watch, giveUpAt, m.stall); {
-	case werr == errGaveUp:
-		mc.handback <- r // buffered 1, and empty: see read
-		mc.token <- struct{}{}
-		return
-	case werr != nil: // the connection broke, or no reply within the stall timeout
-		mc.settled(r)
-		err = m.failRead(mc, werr)
-	default:
-		reply, _, err = m.receive(mc, r)
-	}
-	mc.token <- struct{}{}
-	m.finish(r, reply, err)
-}
-
-// deadlineOf is ctx's deadline, or the zero time.
-func deadlineOf(ctx context.Context) time.Time {
-	d, _ := ctx.Deadline()
-	return d
-}
-
-// awaitReply waits, holding mc's token, until the socket has bytes of a
-// reply, or reports why not: errGaveUp at giveUpAt or when watch ends, a
-// timeout past stall, or the connection's error.
-func (mc *muxConn) awaitReply(watch context.Context, giveUpAt time.Time, stall time.Duration) error {
+// awaitReply waits until the socket has bytes of a reply, or reports why
+// not: errGaveUp at watch's deadline or when it ends, a timeout past
+// stall, or the connection's error.
+func (w *soloWait) awaitReply(watch context.Context, stall time.Duration) error {
+	giveUpAt, _ := watch.Deadline()
 	var stallAt time.Time
 	if stall > 0 {
 		stallAt = time.Now().Add(stall)
@@ -105,18 +79,18 @@ func (mc *muxConn) awaitReply(watch context.Context, giveUpAt time.Time, stall t
 	if !giveUpAt.IsZero() && (deadline.IsZero() || giveUpAt.Before(deadline)) {
 		deadline = giveUpAt
 	}
-	if err := mc.c.raw.SetReadDeadline(deadline); err != nil {
+	if err := w.c.raw.SetReadDeadline(deadline); err != nil {
 		return err
 	}
 	if watch.Done() != nil { // after the deadline is set, which would undo an interrupt
-		halt := context.AfterFunc(watch, mc.interrupt)
+		halt := context.AfterFunc(watch, w.interrupt)
 		defer func() {
 			if !halt() {
-				<-mc.interrupted // its deadline is set: a later read's replaces it
+				<-w.interrupted // its deadline is set: a later read's replaces it
 			}
 		}()
 	}
-	err := mc.c.checker().wait()
+	err := w.c.checker().wait()
 	switch {
 	case err == nil || !isTimeout(err):
 		return err
@@ -128,8 +102,9 @@ func (mc *muxConn) awaitReply(watch context.Context, giveUpAt time.Time, stall t
 	}
 }
 
-// interruptWait ends a wait in awaitReply at once; the end of its watch runs it.
-func (mc *muxConn) interruptWait() {
-	mc.c.raw.SetReadDeadline(aLongTimeAgo)
-	mc.interrupted <- struct{}{} // buffered 1: awaitReply takes it
+// interruptWait ends a wait in awaitReply at once; the end of its watch
+// runs it.
+func (w *soloWait) interruptWait() {
+	w.c.raw.SetReadDeadline(aLongTimeAgo)
+	w.interrupted <- struct{}{} // buffered 1: awaitReply takes it
 }

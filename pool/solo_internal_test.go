@@ -22,7 +22,7 @@ func TestGivenUpReplyReadBeforeThoseBehindIt(t *testing.T) {
 	if _, err := n.Do(t.Context(), "PING"); err != nil {
 		t.Fatal(err)
 	}
-	mc := n.mux.cur.Load()
+	p := n.mux.cur.Load()
 	for i := range 20 { // the reader takes the one behind first only sometimes
 		if err := srv.Pause(); err != nil {
 			t.Fatal(err)
@@ -35,7 +35,7 @@ func TestGivenUpReplyReadBeforeThoseBehindIt(t *testing.T) {
 			late <- err
 		}()
 		deadline := time.Now().Add(10 * time.Second)
-		for mc.outstanding.Load() == 0 { // written
+		for inFlight(p) == 0 { // written
 			if time.Now().After(deadline) {
 				t.Fatal("the first ECHO was never written")
 			}
@@ -60,4 +60,11 @@ func TestGivenUpReplyReadBeforeThoseBehindIt(t *testing.T) {
 			t.Fatalf("the next call got %q, %v; want its own reply", got, err)
 		}
 	}
+}
+
+// inFlight is the number of commands sent on p whose reply was not read.
+func inFlight(p *pipe) int {
+	p.q.mu.Lock()
+	defer p.q.mu.Unlock()
+	return p.q.sent.len()
 }
