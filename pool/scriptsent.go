@@ -28,7 +28,7 @@ const maxScriptsSent = 1024
 // command handed back unsent goes through wire again on the next
 // connection.
 func (s *scriptsSent) wire(r *request) (string, []any) {
-	if r.src == "" || len(r.args) == 0 {
+	if r.src == "" || len(r.args) == 0 || !layers.evalFirst {
 		return r.cmd, r.args
 	}
 	hash, ok := r.args[0].(string)

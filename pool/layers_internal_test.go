@@ -1,0 +1,29 @@
+package pool
+
+import "testing"
+
+// The layers named are off, the others on; no solo read without flat
+// combining; a name that is no layer's stops the program.
+func TestParseLayers(t *testing.T) {
+	all := layerSet{combine: true, solo: true, yield: true, recycle: true, evalFirst: true}
+	cases := []struct {
+		off  string
+		want layerSet
+	}{
+		{"", all},
+		{"solo, yield", layerSet{combine: true, recycle: true, evalFirst: true}},
+		{"recycle,evalfirst,", layerSet{combine: true, solo: true, yield: true}},
+		{"combine", layerSet{yield: true, recycle: true, evalFirst: true}},
+	}
+	for _, c := range cases {
+		if got := parseLayers(c.off); got != c.want {
+			t.Errorf("parseLayers(%q) = %+v, want %+v", c.off, got, c.want)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("parseLayers(\"sol\") did not panic")
+		}
+	}()
+	parseLayers("sol")
+}
