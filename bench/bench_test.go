@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
 	"github.com/quorumlock/quorumlock/bench"
 	"github.com/quorumlock/quorumlock/internal/redisproc"
 	"github.com/quorumlock/quorumlock/internal/redistest"
@@ -30,7 +32,8 @@ func key(prefix string) string { return fmt.Sprintf("%s:%d", prefix, keys.Add(1)
 
 // forEach runs fn as a sub-benchmark nodes=N/impl=X for every N and every
 // implementation that include accepts, with a Locker on the first N of five
-// fresh masters.
+// fresh masters, and reports the CPU steal during the run (steal-%: the
+// hypervisor's share of the CPUs' time, see steal.go).
 func forEach(b *testing.B, include func(im bench.Impl, n int) bool, fn func(b *testing.B, servers []*redisproc.Server, l bench.Locker)) {
 	servers := redistest.Start(b, 5, redisproc.Options{})
 	for _, n := range nodeCounts {
@@ -51,7 +54,13 @@ func forEach(b *testing.B, include func(im bench.Impl, n int) bool, fn func(b *t
 						b.Fatal(err)
 					}
 					defer l.Close()
+					var steal bench.StealMeter
+					steal.Begin()
 					fn(b, servers[:n], l)
+					steal.End()
+					if p := steal.Percent(); p != nil {
+						b.ReportMetric(*p, "steal-%")
+					}
 				})
 			}
 		})
@@ -137,6 +146,61 @@ func BenchmarkFrozen(b *testing.B) {
 			cycle(b, ctx, m)
 		}
 	})
+}
+
+// BenchmarkFreshConnection is the first lock+unlock of a new quorumlock
+// client (a Locker over new connections) on masters whose script cache is
+// empty, as after a restart: what pool's first-EVAL layer (scriptsent.go)
+// claims to save, an EVALSHA answered NOSCRIPT before each script's EVAL.
+// The client's dials are timed with its cycle; the masters' SCRIPT FLUSH
+// before it and the client's Close after it are not.
+func BenchmarkFreshConnection(b *testing.B) {
+	servers := redistest.Start(b, 5, redisproc.Options{})
+	addrs := redistest.Addrs(servers)
+	admin := make([]redis.Conn, len(addrs))
+	for i, addr := range addrs {
+		c, err := redis.Dial("tcp", addr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		admin[i] = c
+	}
+	var ours bench.Impl
+	for _, im := range bench.Impls() {
+		if im.Name == bench.Ours {
+			ours = im
+		}
+	}
+	for _, n := range nodeCounts {
+		b.Run(fmt.Sprintf("nodes=%d/impl=%s", n, ours.Name), func(b *testing.B) {
+			ctx := benchContext(b)
+			var steal bench.StealMeter
+			steal.Begin()
+			b.ReportAllocs()
+			for range b.N {
+				b.StopTimer()
+				for _, c := range admin[:n] {
+					if _, err := c.Do("SCRIPT", "FLUSH"); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				l, err := ours.New(addrs[:n], bench.Settings{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				cycle(b, ctx, l.NewMutex(key("fresh")))
+				b.StopTimer()
+				l.Close()
+				b.StartTimer()
+			}
+			steal.End()
+			if p := steal.Percent(); p != nil {
+				b.ReportMetric(*p, "steal-%")
+			}
+		})
+	}
 }
 
 // in accepts the implementations that take part in sc.
