@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -32,8 +33,7 @@ func key(prefix string) string { return fmt.Sprintf("%s:%d", prefix, keys.Add(1)
 
 // forEach runs fn as a sub-benchmark nodes=N/impl=X for every N and every
 // implementation that include accepts, with a Locker on the first N of five
-// fresh masters, and reports the CPU steal during the run (steal-%: the
-// hypervisor's share of the CPUs' time, see steal.go).
+// fresh masters, and meters it.
 func forEach(b *testing.B, include func(im bench.Impl, n int) bool, fn func(b *testing.B, servers []*redisproc.Server, l bench.Locker)) {
 	servers := redistest.Start(b, 5, redisproc.Options{})
 	for _, n := range nodeCounts {
@@ -54,17 +54,45 @@ func forEach(b *testing.B, include func(im bench.Impl, n int) bool, fn func(b *t
 						b.Fatal(err)
 					}
 					defer l.Close()
-					var steal bench.StealMeter
-					steal.Begin()
+					report := meter(b)
 					fn(b, servers[:n], l)
-					steal.End()
-					if p := steal.Percent(); p != nil {
-						b.ReportMetric(*p, "steal-%")
-					}
+					report()
 				})
 			}
 		})
 	}
+}
+
+// meter starts measuring what a benchmark's time means on a shared
+// machine, and returns the function that reports it: the CPU steal during
+// the run (steal-%: the hypervisor's share of the CPUs' time, see
+// steal.go), and the CPU time this process (client and harness, not the
+// masters) spent per op (cpu-ns/op), which other processes' load moves
+// far less than the time per op.
+func meter(b *testing.B) (report func()) {
+	var steal bench.StealMeter
+	steal.Begin()
+	cpu0 := cpuTime()
+	return func() {
+		cpu := cpuTime() - cpu0
+		steal.End()
+		if p := steal.Percent(); p != nil {
+			b.ReportMetric(*p, "steal-%")
+		}
+		if cpu > 0 && b.N > 0 {
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
+// cpuTime is the user and system CPU time of this process so far, 0 where
+// getrusage fails.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // context with a deadline: redislock would add one to each call otherwise,
@@ -175,8 +203,7 @@ func BenchmarkFreshConnection(b *testing.B) {
 	for _, n := range nodeCounts {
 		b.Run(fmt.Sprintf("nodes=%d/impl=%s", n, ours.Name), func(b *testing.B) {
 			ctx := benchContext(b)
-			var steal bench.StealMeter
-			steal.Begin()
+			report := meter(b)
 			b.ReportAllocs()
 			for range b.N {
 				b.StopTimer()
@@ -195,10 +222,7 @@ func BenchmarkFreshConnection(b *testing.B) {
 				l.Close()
 				b.StartTimer()
 			}
-			steal.End()
-			if p := steal.Percent(); p != nil {
-				b.ReportMetric(*p, "steal-%")
-			}
+			report()
 		})
 	}
 }
