@@ -94,11 +94,10 @@ func (p *pipe) submit(r *request, own bool) (solo bool, err error) {
 		return false, nil
 	}
 	if busy && layers.yield {
-		// Commands are in flight, so other callers are about to queue
-		// theirs: let them run first, and write theirs with this one.
+		// Other callers use the connection, and are about to queue
+		// commands: let them run first, and write theirs with this one.
 		// Fewer, larger writes cost the client and the master less per
-		// command; an idle connection, the uncontended case, writes at
-		// once.
+		// command; a caller alone writes at once.
 		runtime.Gosched()
 	}
 	return p.flush(own), nil

@@ -42,9 +42,11 @@ func (q *queue) init() {
 }
 
 // put queues r. write reports that nobody was writing: the caller holds
-// the writing now, and r is the first command queued. busy reports
-// commands in flight. A queue holding muxQueue commands refuses r with
-// errBusy; a failed one with a notSentError.
+// the writing now, and r is the first command queued. busy reports two
+// commands in flight or more: one says nothing of other callers (a
+// caller alone may have its last call to a slow master still in flight),
+// two say that others use the connection too. A queue holding muxQueue
+// commands refuses r with errBusy; a failed one with a notSentError.
 func (q *queue) put(r *request) (write, busy bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -59,7 +61,7 @@ func (q *queue) put(r *request) (write, busy bool, err error) {
 		return false, false, nil
 	}
 	q.writing = true
-	return true, q.sent.len() > 0, nil
+	return true, q.sent.len() > 1, nil
 }
 
 // batch is what a writer took.

@@ -51,7 +51,7 @@ func TestQueueWriterTakesInOrder(t *testing.T) {
 		t.Fatal("a second take found commands; want the writing given up")
 	}
 	if write, busy, _ := q.put(&request{cmd: "d"}); !write || !busy {
-		t.Fatalf("put on a connection with commands in flight: write %v busy %v; want both", write, busy)
+		t.Fatalf("put on a connection with three commands in flight: write %v busy %v; want both", write, busy)
 	}
 	for _, want := range []string{"a", "b", "c"} {
 		r, err := q.next()
