@@ -42,9 +42,7 @@ func (m *mux) do(ctx context.Context, cmd string, args []any, src string) (any, 
 // await sends r, a waiting caller's request, and waits for its reply or
 // for r.ctx.
 func (m *mux) await(r *request) (any, error) {
-	if p := m.submit(r, true); p != nil {
-		p.readSolo(r) // completes r, or hands it back when r.ctx ends
-	}
+	m.submit(r)
 	select {
 	case <-r.ch:
 		return r.recycle()
@@ -60,7 +58,7 @@ func (m *mux) start(ctx context.Context, cmd string, args []any, src string, don
 		done.Complete(nil, m.wrap(err)) // never sent
 		return
 	}
-	m.submit(newRequest(ctx, cmd, args, src, done), false)
+	m.submit(newRequest(ctx, cmd, args, src, done))
 }
 
 // finish completes r with reply and err, unless r goes out again: an
@@ -75,7 +73,7 @@ func (m *mux) finish(r *request, reply any, err error) {
 		r.cmd, r.args, r.src = "EVAL", nodekit.EvalArgs(r.src, r.args), ""
 		r.size = sizeOf(r.cmd, r.args)
 		r.fallback = true
-		m.submit(r, false)
+		m.submit(r)
 		return
 	}
 	if m.resend(r, err) {
@@ -100,7 +98,7 @@ func (m *mux) resend(r *request, err error) bool {
 	var notSent notSentError
 	if r.tries < maxUnsent && errors.As(err, &notSent) && r.ended() == nil {
 		r.tries++
-		m.submit(r, false)
+		m.submit(r)
 		return true
 	}
 	return false

@@ -32,7 +32,6 @@ const keepAlive = 5 * time.Minute
 type conn struct {
 	redis.Conn
 	raw  net.Conn
-	pf   *prefetchConn // over raw: what redigo reads from
 	tls  bool
 	idle *idleChecker // made at the first check
 }
@@ -70,7 +69,10 @@ func (c *conn) checkIdle() error {
 	if err := c.raw.SetReadDeadline(time.Time{}); err != nil {
 		return err
 	}
-	return c.checker().check()
+	if c.idle == nil {
+		c.idle = newIdleChecker(c.raw, c.tls)
+	}
+	return c.idle.check()
 }
 
 // writeBy sets the socket's write deadline: a write that cannot go on by
@@ -79,13 +81,6 @@ func (c *conn) writeBy(t time.Time) {
 	if c.raw != nil {
 		c.raw.SetWriteDeadline(t)
 	}
-}
-
-func (c *conn) checker() *idleChecker {
-	if c.idle == nil {
-		c.idle = newIdleChecker(c.raw, c.tls, c.pf)
-	}
-	return c.idle
 }
 
 // dial makes one connection for cfg, bounded by ctx and cfg.DialTimeout,
@@ -102,8 +97,8 @@ func dial(ctx context.Context, cfg Config, id *identity) (*conn, error) {
 			if err != nil {
 				return nil, err
 			}
-			c.raw, c.pf = raw, &prefetchConn{Conn: raw}
-			return c.pf, nil
+			c.raw = raw
+			return raw, nil
 		}),
 		redis.DialReadTimeout(cfg.ReadTimeout),
 		redis.DialWriteTimeout(cfg.WriteTimeout),

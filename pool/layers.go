@@ -11,7 +11,7 @@ import (
 // such a comparison, and only for it: the linker sets layersOff, a list
 // of the names below separated by commas, in a benchmark's build:
 //
-//	go test -ldflags=-X=github.com/quorumlock/quorumlock/pool.layersOff=solo -bench ...
+//	go test -ldflags=-X=github.com/quorumlock/quorumlock/pool.layersOff=yield -bench ...
 //
 // An unknown name stops the program at its start, so that a misspelt
 // layer does not pass for a measurement.
@@ -25,12 +25,9 @@ type layerSet struct {
 	// writes what is queued itself while few bytes are in flight (flat
 	// combining, pipe_write.go), instead of waking the writer goroutine.
 	combine bool
-	// solo: a Do caller whose command went out alone on an idle connection
-	// reads its reply itself (solo.go). It needs combine: the caller must
-	// be the one who wrote.
-	solo bool
-	// yield: a caller about to write on a busy connection yields first
-	// (runtime.Gosched), so that the callers about to queue write with it.
+	// yield: a caller about to write on a connection that others use
+	// yields first (runtime.Gosched), so that the callers about to queue
+	// write with it. Only callers write (combine).
 	yield bool
 	// recycle: requests are reused (request.go's sync.Pool).
 	recycle bool
@@ -40,8 +37,8 @@ type layerSet struct {
 }
 
 func parseLayers(off string) layerSet {
-	l := layerSet{combine: true, solo: true, yield: true, recycle: true, evalFirst: true}
-	names := map[string]*bool{"combine": &l.combine, "solo": &l.solo, "yield": &l.yield, "recycle": &l.recycle, "evalfirst": &l.evalFirst}
+	l := layerSet{combine: true, yield: true, recycle: true, evalFirst: true}
+	names := map[string]*bool{"combine": &l.combine, "yield": &l.yield, "recycle": &l.recycle, "evalfirst": &l.evalFirst}
 	for name := range strings.SplitSeq(off, ",") {
 		if name = strings.TrimSpace(name); name == "" {
 			continue
@@ -51,9 +48,6 @@ func parseLayers(off string) layerSet {
 			panic(fmt.Sprintf("pool: layersOff names no layer %q", name))
 		}
 		*on = false
-	}
-	if !l.combine {
-		l.solo = false
 	}
 	return l
 }

@@ -2,18 +2,17 @@ package pool
 
 import "testing"
 
-// The layers named are off, the others on; no solo read without flat
-// combining; a name that is no layer's stops the program.
+// The layers named are off, the others on; a name that is no layer's
+// stops the program.
 func TestParseLayers(t *testing.T) {
-	all := layerSet{combine: true, solo: true, yield: true, recycle: true, evalFirst: true}
+	all := layerSet{combine: true, yield: true, recycle: true, evalFirst: true}
 	cases := []struct {
 		off  string
 		want layerSet
 	}{
 		{"", all},
-		{"solo, yield", layerSet{combine: true, recycle: true, evalFirst: true}},
-		{"recycle,evalfirst,", layerSet{combine: true, solo: true, yield: true}},
-		{"combine", layerSet{yield: true, recycle: true, evalFirst: true}},
+		{"combine, yield", layerSet{recycle: true, evalFirst: true}},
+		{"recycle,evalfirst,", layerSet{combine: true, yield: true}},
 	}
 	for _, c := range cases {
 		if got := parseLayers(c.off); got != c.want {
@@ -22,8 +21,8 @@ func TestParseLayers(t *testing.T) {
 	}
 	defer func() {
 		if recover() == nil {
-			t.Error("parseLayers(\"sol\") did not panic")
+			t.Error("parseLayers(\"solo\") did not panic")
 		}
 	}()
-	parseLayers("sol")
+	parseLayers("solo")
 }

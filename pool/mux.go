@@ -38,23 +38,20 @@ func newMux(d *dialer, stall time.Duration, wrap func(error) error) *mux {
 	return m
 }
 
-// submit puts r on the live connection, or in line for the next one, and
-// never blocks; with own (a waiting caller's command) it returns the pipe
-// on which r's caller reads r's reply itself, or nil (solo.go).
-func (m *mux) submit(r *request, own bool) (solo *pipe) {
+// submit puts r on the live connection, or in line for the next one; it
+// never blocks.
+func (m *mux) submit(r *request) {
 	for {
 		p := m.cur.Load()
-		s, err := p.submit(r, own)
+		err := p.submit(r)
 		switch _, unsent := err.(notSentError); {
-		case err == nil && s:
-			return p
 		case err == nil:
-			return nil
+			return
 		case !unsent: // errBusy
 			m.finish(r, nil, err)
-			return nil
+			return
 		case m.wait(p, r):
-			return nil
+			return
 		}
 		// A new connection came up since p was loaded: r goes there.
 	}

@@ -10,15 +10,14 @@ import (
 // A pipe is one pipelined connection (rueidis's pipe.go is the model).
 // Callers put their commands on its queue (queue.go) and never block on
 // the connection: whoever finds nobody writing writes what is queued,
-// while few bytes are in flight, and otherwise the pipe's writer goroutine
-// does (pipe_write.go); the pipe's reader goroutine reads the replies in
-// order and completes each command (pipe_read.go), unless a caller whose
-// command went out alone on an idle connection reads its reply itself
-// (solo.go). A pipe that fails stays failed: its connection is closed,
-// every command on it is completed with the error (or, one that never
-// left the process, taken to the next connection: call.go), and the mux
-// replaces it (mux.go). A caller that gave up leaves its command in the
-// pipe: its reply is read and dropped, so the connection stays in step.
+// while few bytes are in flight, and otherwise the pipe's writer
+// goroutine does (pipe_write.go); the pipe's reader goroutine reads the
+// replies in order and completes each command (pipe_read.go). A pipe that
+// fails stays failed: its connection is closed, every command on it is
+// completed with the error (or, one that never left the process, taken to
+// the next connection: call.go), and the mux replaces it (mux.go). A
+// caller that gave up leaves its command in the pipe: its reply is read
+// and dropped, so the connection stays in step.
 type pipe struct {
 	c     *conn
 	q     queue
@@ -31,8 +30,6 @@ type pipe struct {
 	// The writer's, used by whoever holds the writing (queue.writing).
 	scripts scriptsSent // scriptsent.go
 	spare   []*request  // the last batch's slice, for the next
-
-	solo soloWait // solo.go
 }
 
 // muxQueue bounds the commands on a pipe, queued or in flight: beyond it,
@@ -61,7 +58,6 @@ func (e notSentError) Unwrap() error { return e.err }
 func newPipe(c *conn, stall time.Duration, queued []*request, finish func(*request, any, error), detach func(*pipe), wg *sync.WaitGroup) *pipe {
 	p := &pipe{c: c, stall: stall, finish: finish, detach: detach}
 	p.q.init()
-	p.solo.init(c)
 	if len(queued) > 0 {
 		p.q.unsent, p.q.writing = queued, true
 		p.q.kickWriter()
@@ -80,18 +76,17 @@ func deadPipe() *pipe {
 	return p
 }
 
-// submit puts r on p, and writes what is queued if nobody writes. It
-// reports solo when r's caller is to read r's reply itself (which only a
-// waiting caller, own, may: a Do's), and a notSentError when p failed.
-// It never blocks on the connection.
-func (p *pipe) submit(r *request, own bool) (solo bool, err error) {
+// submit puts r on p, and writes what is queued if nobody writes; it
+// fails with a notSentError when p failed. It never blocks on the
+// connection.
+func (p *pipe) submit(r *request) error {
 	write, busy, err := p.q.put(r)
 	if err != nil || !write {
-		return false, err
+		return err
 	}
 	if !layers.combine {
 		p.q.handOff()
-		return false, nil
+		return nil
 	}
 	if busy && layers.yield {
 		// Other callers use the connection, and are about to queue
@@ -100,7 +95,8 @@ func (p *pipe) submit(r *request, own bool) (solo bool, err error) {
 		// command; a caller alone writes at once.
 		runtime.Gosched()
 	}
-	return p.flush(own), nil
+	p.flush()
+	return nil
 }
 
 // fail fails p for err, once: its connection is closed (which ends a read

@@ -18,9 +18,9 @@ func (p *pipe) readLoop() {
 	}
 }
 
-// receive reads the reply of r, the oldest command sent, which its caller
-// holds, and completes r. A transport error or no reply within the stall
-// timeout fails p; r then gets p's error, and receive reports false.
+// receive reads the reply of r, the oldest command sent, and completes r.
+// A transport error or no reply within the stall timeout fails p; r then
+// gets p's error, and receive reports false.
 func (p *pipe) receive(r *request) bool {
 	reply, err := redis.ReceiveWithTimeout(p.c, p.stall)
 	if _, isReply := err.(redis.Error); err != nil && !isReply {

@@ -50,17 +50,11 @@ func sinceStart() int64 { return int64(time.Since(processStart)) | 1 }
 // flush writes what is queued, batch after batch, for a caller who found
 // nobody writing, until nothing is left or the bytes in flight pass
 // directBytes. The caller's own command is in the first batch (the queue
-// was empty when it queued it). With solo, flush reports whether that
-// batch was the command alone on an idle connection: the caller then
-// reads its reply itself (solo.go).
-func (p *pipe) flush(solo bool) bool {
+// was empty when it queued it).
+func (p *pipe) flush() {
 	b, ok := p.q.take(directBytes, p.spare)
-	if !ok {
-		return false
-	}
-	solo = solo && layers.solo && p.solo.can && b.idle && len(b.reqs) == 1
-	if !p.write(b, solo) {
-		return false
+	if !ok || !p.write(b) {
+		return
 	}
 	// An interleaving point (internal/interleave): nothing runs here but
 	// in the chaos harness, which stretches it as a goroutine descheduled
@@ -70,8 +64,8 @@ func (p *pipe) flush(solo bool) bool {
 	interleave.AfterOwnWrite()
 	for {
 		b, ok := p.q.take(directBytes, p.spare)
-		if !ok || !p.write(b, false) {
-			return solo
+		if !ok || !p.write(b) {
+			return
 		}
 	}
 }
@@ -88,7 +82,7 @@ func (p *pipe) writeLoop() {
 				break
 			}
 			p.c.writeBy(time.Now().Add(p.stall))
-			ok = p.write(b, false)
+			ok = p.write(b)
 			p.c.writeBy(time.Time{})
 			if !ok {
 				break
@@ -97,11 +91,9 @@ func (p *pipe) writeLoop() {
 	}
 }
 
-// write writes b, whose commands its writer holds, and marks them sent;
-// with solo, its one command is held for its caller, who reads the reply
-// itself. It reports false when p failed: b's commands are completed
-// then.
-func (p *pipe) write(b batch, solo bool) bool {
+// write writes b, whose commands its writer holds, and marks them sent.
+// It reports false when p failed: b's commands are completed then.
+func (p *pipe) write(b batch) bool {
 	if b.quiet {
 		if err := p.c.checkIdle(); err != nil {
 			// Nothing was written since the connection went idle.
@@ -118,7 +110,7 @@ func (p *pipe) write(b batch, solo bool) bool {
 	if err := p.c.Flush(); err != nil {
 		return p.lost(b.reqs, err)
 	}
-	if err := p.q.markSent(b.reqs, solo); err != nil {
+	if err := p.q.markSent(b.reqs); err != nil {
 		p.finishAll(b.reqs, err) // written: they may run
 		return false
 	}

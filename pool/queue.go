@@ -4,7 +4,7 @@ import "sync"
 
 // The queue between a pipe's writers and its reader (rueidis's ring.go is
 // the model). Callers put commands; one writer at a time takes them in
-// batches, marks them sent and writes them; the reader holds the oldest
+// batches, writes them and marks them sent; the reader holds the oldest
 // command sent, reads its reply and pops it: Redis answers a connection's
 // commands in order, so the n-th reply belongs to the n-th command sent.
 // One mutex guards it all, and with it who owns each command on the
@@ -15,9 +15,8 @@ import "sync"
 //     the queue, and fail hands it to whoever failed the connection;
 //   - a batch that a writer took belongs to that writer until it marked
 //     the batch sent;
-//   - the oldest command sent, while held, belongs to its holder: the
-//     reader goroutine, or a caller reading its own reply (solo.go), who
-//     completes it or hands it back.
+//   - the oldest command sent, while the reader goroutine holds it to
+//     read its reply, belongs to the reader.
 //
 // Nothing is queued on a failed queue: put reports the failure, and the
 // caller takes its command to the next connection.
@@ -28,7 +27,7 @@ type queue struct {
 	writing  bool       // a writer holds the writing (a caller, or the writer goroutine)
 	sent     sentList   // marked sent, reply not read yet, oldest first
 	bytes    int64      // the sizes of sent's commands
-	held     bool       // sent's oldest is being read
+	held     bool       // the reader holds sent's oldest
 	answered int64      // when the last reply was read (sinceStart), 0 before
 	waiting  bool       // the reader waits in next for toReader
 
@@ -67,8 +66,7 @@ func (q *queue) put(r *request) (write, busy bool, err error) {
 // batch is what a writer took.
 type batch struct {
 	reqs  []*request
-	idle  bool // nothing was in flight: reqs[0] may be read solo
-	quiet bool // idle, and no reply for quietBeforeCheck: check first
+	quiet bool // nothing in flight, and no reply for quietBeforeCheck: check first
 }
 
 // take takes the next batch for the writer, who holds the writing, into
@@ -102,8 +100,7 @@ func (q *queue) take(room int64, buf []*request) (b batch, ok bool) {
 		clear(q.unsent[rest:])
 		q.unsent = q.unsent[:rest]
 	}
-	b.idle = q.sent.len() == 0
-	b.quiet = b.idle && (q.answered == 0 || sinceStart()-q.answered >= int64(quietBeforeCheck))
+	b.quiet = q.sent.len() == 0 && (q.answered == 0 || sinceStart()-q.answered >= int64(quietBeforeCheck))
 	return b, true
 }
 
@@ -136,13 +133,10 @@ func (q *queue) handedOver() bool {
 	return ok
 }
 
-// markSent marks reqs sent, in order, for the reader, before their writer
-// writes them (a write that blocks on a frozen master is then already
-// under the reader's stall timeout). With solo, reqs is the one command
-// of a batch taken idle, and its caller holds it: it reads its reply
-// itself (solo.go). markSent returns the queue's error when it failed
-// meanwhile: reqs are then their writer's to complete, unsent.
-func (q *queue) markSent(reqs []*request, solo bool) error {
+// markSent marks reqs, written, sent, in order, for the reader. It returns
+// the queue's error when it failed meanwhile: reqs are then their
+// writer's to complete.
+func (q *queue) markSent(reqs []*request) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.err != nil {
@@ -152,19 +146,22 @@ func (q *queue) markSent(reqs []*request, solo bool) error {
 		q.sent.push(r)
 		q.bytes += r.size
 	}
-	if solo {
-		q.held = true // sent was empty: reqs[0] is the oldest
+	if q.waiting {
+		q.waiting = false
+		select {
+		case q.toReader <- struct{}{}:
+		default: // one wake-up is enough
+		}
 	}
-	q.wakeReader()
 	return nil
 }
 
 // next holds the oldest command sent for the reader goroutine, once there
-// is one that nobody holds; it returns the queue's error once it failed.
+// is one; it returns the queue's error once it failed.
 func (q *queue) next() (*request, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.err == nil && (q.sent.len() == 0 || q.held) {
+	for q.err == nil && q.sent.len() == 0 {
 		q.waiting = true
 		q.mu.Unlock()
 		<-q.toReader
@@ -177,18 +174,7 @@ func (q *queue) next() (*request, error) {
 	return q.sent.oldest(), nil
 }
 
-// wakeReader wakes the reader if it waits and has a command to read.
-func (q *queue) wakeReader() {
-	if q.waiting && q.err == nil && q.sent.len() > 0 && !q.held {
-		q.waiting = false
-		select {
-		case q.toReader <- struct{}{}:
-		default: // one wake-up is enough
-		}
-	}
-}
-
-// done pops r, the oldest command sent, whose reply its holder read.
+// done pops r, the oldest command sent, whose reply the reader read.
 func (q *queue) done(r *request) {
 	now := sinceStart()
 	q.mu.Lock()
@@ -197,21 +183,6 @@ func (q *queue) done(r *request) {
 	q.bytes -= r.size
 	q.held = false
 	q.answered = now
-	q.wakeReader()
-}
-
-// handBack gives up a solo caller's hold on the oldest command sent: the
-// reader goroutine reads its reply instead. It returns the queue's error
-// when it failed: the command is then the caller's to complete.
-func (q *queue) handBack() error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.err != nil {
-		return q.err
-	}
-	q.held = false
-	q.wakeReader()
-	return nil
 }
 
 // fail marks the queue failed for err, unless it failed already (first is

@@ -41,17 +41,14 @@ func TestQueueWriterTakesInOrder(t *testing.T) {
 		}
 	}
 	b, ok := q.take(-1, nil)
-	if !ok || !b.idle || !b.quiet || !slices.Equal(names(b.reqs), []string{"a", "b", "c"}) {
-		t.Fatalf("take = %v idle %v quiet %v, %v; want a b c on an idle, quiet connection", names(b.reqs), b.idle, b.quiet, ok)
+	if !ok || !b.quiet || !slices.Equal(names(b.reqs), []string{"a", "b", "c"}) {
+		t.Fatalf("take = %v quiet %v, %v; want a b c on a quiet connection", names(b.reqs), b.quiet, ok)
 	}
-	if err := q.markSent(b.reqs, false); err != nil {
+	if err := q.markSent(b.reqs); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := q.take(-1, nil); ok {
 		t.Fatal("a second take found commands; want the writing given up")
-	}
-	if write, busy, _ := q.put(&request{cmd: "d"}); !write || !busy {
-		t.Fatalf("put on a connection with three commands in flight: write %v busy %v; want both", write, busy)
 	}
 	for _, want := range []string{"a", "b", "c"} {
 		r, err := q.next()
@@ -59,6 +56,24 @@ func TestQueueWriterTakesInOrder(t *testing.T) {
 			t.Fatalf("next = %v, %v; want %s", r, err, want)
 		}
 		q.done(r)
+	}
+	if b, _ := q.take(-1, nil); b.quiet {
+		t.Fatal("a connection that answered just now counts as quiet")
+	}
+}
+
+// A connection is busy (the writer yields first) with two commands in
+// flight, not one: a caller alone may leave one behind on a slow master.
+func TestQueueBusy(t *testing.T) {
+	q := newQueue()
+	for i, r := range cmds("a", "b", "c") {
+		write, busy, err := q.put(r)
+		if err != nil || !write || busy != (i >= 2) {
+			t.Fatalf("put with %d in flight: write %v, busy %v, %v; want to write, busy with two", i, write, busy, err)
+		}
+		b, _ := q.take(-1, nil)
+		q.markSent(b.reqs)
+		q.take(-1, nil)
 	}
 }
 
@@ -75,7 +90,7 @@ func TestQueueTakeWithinRoom(t *testing.T) {
 	if !ok || !slices.Equal(names(b.reqs), []string{"a", "b"}) {
 		t.Fatalf("take(%d) = %v, %v; want a b", room, names(b.reqs), ok)
 	}
-	q.markSent(b.reqs, false)
+	q.markSent(b.reqs)
 	if _, ok := q.take(room, nil); ok {
 		t.Fatal("took c with no room left")
 	}
@@ -89,43 +104,6 @@ func TestQueueTakeWithinRoom(t *testing.T) {
 	}
 }
 
-// A command held for a solo read is not the reader's: the reader takes
-// the commands behind it once its caller is done with it, or the held one
-// first when its caller hands it back.
-func TestQueueSoloHold(t *testing.T) {
-	for _, handBack := range []bool{false, true} {
-		q := newQueue()
-		solo, behind := cmds("solo", "behind")[0], cmds("behind")[0]
-		q.put(solo)
-		b, _ := q.take(-1, nil)
-		q.markSent(b.reqs, true)
-		q.take(-1, nil)
-		q.put(behind)
-		b, _ = q.take(-1, nil)
-		if b.idle {
-			t.Fatal("a batch taken behind a solo read counts as idle")
-		}
-		q.markSent(b.reqs, false)
-		next := make(chan *request)
-		go func() {
-			r, _ := q.next()
-			next <- r
-		}()
-		want := "behind"
-		if handBack {
-			want = "solo"
-			if err := q.handBack(); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			q.done(solo)
-		}
-		if r := <-next; r.cmd != want {
-			t.Errorf("hand back %v: the reader took %s, want %s", handBack, r.cmd, want)
-		}
-	}
-}
-
 // fail takes what the queue owns, the unsent commands and the sent ones
 // nobody holds, once; the held one stays its holder's, and nothing is
 // queued on a failed queue.
@@ -135,7 +113,7 @@ func TestQueueFailTakesWhatItOwns(t *testing.T) {
 		q.put(r)
 	}
 	b, _ := q.take(-1, nil)
-	q.markSent(b.reqs, false)
+	q.markSent(b.reqs)
 	q.take(-1, nil)
 	held, err := q.next()
 	if err != nil || held.cmd != "a" {
@@ -155,8 +133,8 @@ func TestQueueFailTakesWhatItOwns(t *testing.T) {
 	if _, _, err := q.put(&request{cmd: "e"}); !errors.As(err, new(notSentError)) {
 		t.Fatalf("put on a failed queue: %v, want a notSentError", err)
 	}
-	if err := q.handBack(); err != cause {
-		t.Fatalf("handBack on a failed queue: %v, want its cause", err)
+	if err := q.markSent(cmds("f")); err != cause {
+		t.Fatalf("markSent on a failed queue: %v, want its cause", err)
 	}
 	if _, err := q.next(); err != cause {
 		t.Fatalf("next on a failed queue: %v, want its cause", err)
