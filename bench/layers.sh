@@ -16,7 +16,7 @@
 # (golang.org/x/perf/cmd/benchstat) must be on PATH.
 set -eu
 cd "$(dirname "$0")"
-LAYERS=${LAYERS:-combine solo yield recycle evalfirst}
+LAYERS=${LAYERS:-combine yield recycle evalfirst}
 BENCH=${BENCH:-'(LockUnlock|Throughput)/nodes=(1|5)/impl=quorumlock$'}
 CHUNKS=${CHUNKS:-5}
 COUNT=${COUNT:-2}
