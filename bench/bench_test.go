@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"runtime"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/quorumlock/quorumlock/bench"
 	"github.com/quorumlock/quorumlock/internal/redisproc"
@@ -30,7 +33,7 @@ func key(prefix string) string { return fmt.Sprintf("%s:%d", prefix, keys.Add(1)
 
 // forEach runs fn as a sub-benchmark nodes=N/impl=X for every N and every
 // implementation that include accepts, with a Locker on the first N of five
-// fresh masters.
+// fresh masters, and meters it.
 func forEach(b *testing.B, include func(im bench.Impl, n int) bool, fn func(b *testing.B, servers []*redisproc.Server, l bench.Locker)) {
 	servers := redistest.Start(b, 5, redisproc.Options{})
 	for _, n := range nodeCounts {
@@ -51,11 +54,45 @@ func forEach(b *testing.B, include func(im bench.Impl, n int) bool, fn func(b *t
 						b.Fatal(err)
 					}
 					defer l.Close()
+					report := meter(b)
 					fn(b, servers[:n], l)
+					report()
 				})
 			}
 		})
 	}
+}
+
+// meter starts measuring what a benchmark's time means on a shared
+// machine, and returns the function that reports it: the CPU steal during
+// the run (steal-%: the hypervisor's share of the CPUs' time, see
+// steal.go), and the CPU time this process (client and harness, not the
+// masters) spent per op (cpu-ns/op), which other processes' load moves
+// far less than the time per op.
+func meter(b *testing.B) (report func()) {
+	var steal bench.StealMeter
+	steal.Begin()
+	cpu0 := cpuTime()
+	return func() {
+		cpu := cpuTime() - cpu0
+		steal.End()
+		if p := steal.Percent(); p != nil {
+			b.ReportMetric(*p, "steal-%")
+		}
+		if cpu > 0 && b.N > 0 {
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
+// cpuTime is the user and system CPU time of this process so far, 0 where
+// getrusage fails.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // context with a deadline: redislock would add one to each call otherwise,
@@ -137,6 +174,57 @@ func BenchmarkFrozen(b *testing.B) {
 			cycle(b, ctx, m)
 		}
 	})
+}
+
+// BenchmarkFreshConnection is the first lock+unlock of a new quorumlock
+// client (a Locker over new connections) on masters whose script cache is
+// empty, as after a restart: what pool's first-EVAL layer (scriptsent.go)
+// claims to save, an EVALSHA answered NOSCRIPT before each script's EVAL.
+// The client's dials are timed with its cycle; the masters' SCRIPT FLUSH
+// before it and the client's Close after it are not.
+func BenchmarkFreshConnection(b *testing.B) {
+	servers := redistest.Start(b, 5, redisproc.Options{})
+	addrs := redistest.Addrs(servers)
+	admin := make([]redis.Conn, len(addrs))
+	for i, addr := range addrs {
+		c, err := redis.Dial("tcp", addr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		admin[i] = c
+	}
+	var ours bench.Impl
+	for _, im := range bench.Impls() {
+		if im.Name == bench.Ours {
+			ours = im
+		}
+	}
+	for _, n := range nodeCounts {
+		b.Run(fmt.Sprintf("nodes=%d/impl=%s", n, ours.Name), func(b *testing.B) {
+			ctx := benchContext(b)
+			report := meter(b)
+			b.ReportAllocs()
+			for range b.N {
+				b.StopTimer()
+				for _, c := range admin[:n] {
+					if _, err := c.Do("SCRIPT", "FLUSH"); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				l, err := ours.New(addrs[:n], bench.Settings{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				cycle(b, ctx, l.NewMutex(key("fresh")))
+				b.StopTimer()
+				l.Close()
+				b.StartTimer()
+			}
+			report()
+		})
+	}
 }
 
 // in accepts the implementations that take part in sc.

@@ -19,7 +19,7 @@ import (
 // that gives up leaves the dial running, and the connection it makes serves
 // the next callers. A failed dial is reported to the callers that waited
 // for it, and the next call dials anew. The pipelined connection is dialed
-// once at a time (dialer); the Pooled mode dials as many connections at
+// once at a time (dialer, mux.go); the Pooled mode dials as many connections at
 // once as callers wait for one (pooledDialer, pooldial.go). Node.Close
 // cancels the dials in progress and waits for them.
 
@@ -32,7 +32,6 @@ const keepAlive = 5 * time.Minute
 type conn struct {
 	redis.Conn
 	raw  net.Conn
-	pf   *prefetchConn // over raw: what redigo reads from
 	tls  bool
 	idle *idleChecker // made at the first check
 }
@@ -70,14 +69,18 @@ func (c *conn) checkIdle() error {
 	if err := c.raw.SetReadDeadline(time.Time{}); err != nil {
 		return err
 	}
-	return c.checker().check()
+	if c.idle == nil {
+		c.idle = newIdleChecker(c.raw, c.tls)
+	}
+	return c.idle.check()
 }
 
-func (c *conn) checker() *idleChecker {
-	if c.idle == nil {
-		c.idle = newIdleChecker(c.raw, c.tls, c.pf)
+// writeBy sets the socket's write deadline: a write that cannot go on by
+// then fails with a timeout; the zero time sets none.
+func (c *conn) writeBy(t time.Time) {
+	if c.raw != nil {
+		c.raw.SetWriteDeadline(t)
 	}
-	return c.idle
 }
 
 // dial makes one connection for cfg, bounded by ctx and cfg.DialTimeout,
@@ -94,8 +97,8 @@ func dial(ctx context.Context, cfg Config, id *identity) (*conn, error) {
 			if err != nil {
 				return nil, err
 			}
-			c.raw, c.pf = raw, &prefetchConn{Conn: raw}
-			return c.pf, nil
+			c.raw = raw
+			return raw, nil
 		}),
 		redis.DialReadTimeout(cfg.ReadTimeout),
 		redis.DialWriteTimeout(cfg.WriteTimeout),
@@ -131,27 +134,21 @@ func dial(ctx context.Context, cfg Config, id *identity) (*conn, error) {
 	return c, nil
 }
 
-// dialer runs the dials of a Node's pipelined connection, one at a time,
-// independently of the callers (the Pooled mode's are in pooldial.go).
+// dialer runs the dials of a Node's pipelined connection, independently
+// of the callers (the Pooled mode's are in pooldial.go). Its user starts
+// one at a time (mux.wait).
 type dialer struct {
 	cfg    Config
 	id     *identity
 	ctx    context.Context // ends with the Node: cancels a dial in progress
 	cancel context.CancelFunc
-	// land takes a finished connection (the pipelined side installs it).
-	// An error closes it.
-	land func(c *conn) error
+	// land takes each dial's outcome, on the dial's goroutine: the
+	// connection, which it owns then, or the error.
+	land func(c *conn, err error)
 
 	mu     sync.Mutex
-	cur    *dialAttempt // the dial in progress, nil when none
 	closed bool
 	wg     sync.WaitGroup
-}
-
-// dialAttempt is one dial; err is set before done is closed.
-type dialAttempt struct {
-	done chan struct{}
-	err  error
 }
 
 func newDialer(cfg Config, id *identity) *dialer {
@@ -159,37 +156,22 @@ func newDialer(cfg Config, id *identity) *dialer {
 	return &dialer{cfg: cfg, id: id, ctx: ctx, cancel: cancel}
 }
 
-// attempt returns the dial in progress, starting one if there is none.
-func (d *dialer) attempt() (*dialAttempt, error) {
+// start starts a dial, which ends in land; it fails once the dialer is
+// closed.
+func (d *dialer) start() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		return nil, errNodeClosed
+		return errNodeClosed
 	}
-	if d.cur == nil {
-		a := &dialAttempt{done: make(chan struct{})}
-		d.cur = a
-		d.wg.Go(func() { d.run(a) })
-	}
-	return d.cur, nil
-}
-
-// run dials once and hands the connection to land.
-func (d *dialer) run(a *dialAttempt) {
-	c, err := dial(d.ctx, d.cfg, d.id)
-	if d.ctx.Err() != nil && err != nil {
-		err = errNodeClosed
-	}
-	if err == nil {
-		if err = d.land(c); err != nil {
-			c.Close()
+	d.wg.Go(func() {
+		c, err := dial(d.ctx, d.cfg, d.id)
+		if d.ctx.Err() != nil && err != nil {
+			err = errNodeClosed
 		}
-	}
-	d.mu.Lock()
-	d.cur = nil
-	a.err = err
-	d.mu.Unlock()
-	close(a.done)
+		d.land(c, err)
+	})
+	return nil
 }
 
 // close cancels a dial in progress and waits for it.

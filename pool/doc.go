@@ -15,11 +15,7 @@
 // goroutine per master, and a frozen master costs pending commands, not
 // goroutines), Subscriber (wake on release), MasterIdentity (the restart
 // guard: every new connection reads the master's run id and uptime) and
-// DurableNode (durable grants, confirmed on a connection of their own). A
-// Do caller whose command goes out alone on an idle pipelined connection
-// reads the reply itself, which saves a goroutine hand-off per round trip;
-// replies are still read by one goroutine at a time, in the order the
-// commands were written.
+// DurableNode (durable grants, confirmed on a connection of their own).
 //
 // How a call ends. A Do or EvalPrepared call returns when its reply comes
 // or its context ends, whichever is first; a frozen master (one that

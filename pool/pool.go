@@ -134,8 +134,7 @@ func New(cfg Config) *Node {
 	n.durable.n = n
 	n.notify = newNotifier(cfg.Addr, func(ctx context.Context) (redis.Conn, error) { return dial(ctx, cfg, n.ident) })
 	if !cfg.Pooled {
-		n.mux = &mux{dial: n.dialer.attempt, stall: cfg.StallTimeout, wrap: n.wrapAsync}
-		n.dialer.land = n.mux.install
+		n.mux = newMux(n.dialer, cfg.StallTimeout, n.wrapAsync)
 	}
 	n.pool = &redis.Pool{
 		DialContext: n.pooled.take,

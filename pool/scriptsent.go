@@ -10,7 +10,7 @@ import "github.com/quorumlock/quorumlock/nodeutil"
 // EVALSHA answered NOSCRIPT and then the EVAL (which under a short node
 // timeout fails the first attempts after a restart). NOSCRIPT is then left
 // to a SCRIPT FLUSH on a live connection, after which the EVAL goes again
-// as mux.finish says.
+// as mux.finish says (call.go).
 
 // scriptsSent is the SHA1 hex digests of the scripts a connection sent
 // as EVAL. Only its writer (one goroutine at a time) uses it.
@@ -28,7 +28,7 @@ const maxScriptsSent = 1024
 // command handed back unsent goes through wire again on the next
 // connection.
 func (s *scriptsSent) wire(r *request) (string, []any) {
-	if r.src == "" || len(r.args) == 0 {
+	if r.src == "" || len(r.args) == 0 || !layers.evalFirst {
 		return r.cmd, r.args
 	}
 	hash, ok := r.args[0].(string)

@@ -9,6 +9,7 @@ import (
 // the first time on a connection and as EVALSHA after that; commands
 // without a source pass unchanged, and the request itself never changes.
 func TestScriptsSentWire(t *testing.T) {
+	skipWithoutEvalFirst(t)
 	var s scriptsSent
 	r := &request{cmd: "EVALSHA", src: "return 1", args: []any{"digest", 1, "k"}}
 	cmd, args := s.wire(r)
@@ -30,6 +31,7 @@ func TestScriptsSentWire(t *testing.T) {
 // A connection that sees ever new scripts keeps at most maxScriptsSent
 // of them, and still sends each script as EVAL before it uses EVALSHA.
 func TestScriptsSentBounded(t *testing.T) {
+	skipWithoutEvalFirst(t)
 	var s scriptsSent
 	call := func(i int) string {
 		cmd, _ := s.wire(&request{cmd: "EVALSHA", src: "src", args: []any{fmt.Sprint(i), 0}})
@@ -45,5 +47,11 @@ func TestScriptsSentBounded(t *testing.T) {
 		if len(s) > maxScriptsSent {
 			t.Fatalf("%d scripts kept, want at most %d", len(s), maxScriptsSent)
 		}
+	}
+}
+
+func skipWithoutEvalFirst(t *testing.T) {
+	if !layers.evalFirst {
+		t.Skip("the first call of a script goes as EVALSHA: the layer is off (layersOff)")
 	}
 }
