@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -176,4 +177,14 @@ func appendOnly(ctx context.Context, addr string) (bool, error) {
 		return false, err
 	}
 	return aof == "yes" && fsync == "always", nil
+}
+
+// infoValue is the value of field in an INFO reply, "" when absent.
+func infoValue(info, field string) string {
+	for line := range strings.Lines(info) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && k == field {
+			return v
+		}
+	}
+	return ""
 }
