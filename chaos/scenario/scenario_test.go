@@ -33,6 +33,9 @@ var want = map[string]func(t *testing.T, r scenario.Result){
 	"restart-unsafe": func(t *testing.T, r scenario.Result) {
 		expect(t, r.Overlaps > 0, "overlaps = %d, want the restart to produce one", r.Overlaps)
 	},
+	"restart-guarded": func(t *testing.T, r scenario.Result) {
+		expect(t, r.Overlaps == 0 && r.Acquisitions == 4, "overlaps = %d, acquisitions = %d; want 0 and 4 (B's warm-up, A, B, C)", r.Overlaps, r.Acquisitions)
+	},
 	"restart-aof": func(t *testing.T, r scenario.Result) {
 		expect(t, r.Overlaps == 0 && r.Acquisitions == 2, "overlaps = %d, acquisitions = %d; want 0 and 2", r.Overlaps, r.Acquisitions)
 	},
