@@ -2,6 +2,7 @@ package nodeutil
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +30,17 @@ var IdentityCommands = [][]string{{"INFO", "server"}, {"INFO", "persistence"}, {
 // asked for (a restart, or a failover, in between): it confirms nothing
 // about the writes made before.
 var ErrMasterChanged = errors.New("nodeutil: the master changed before its writes were confirmed durable")
+
+// CheckMaster returns an error that matches ErrMasterChanged when a
+// durable confirmation ran on the master process ranOn while its caller
+// asked it of want (the Node's reading when it asked: Identity.RunID); an
+// unknown one ("") passes.
+func CheckMaster(want, ranOn string) error {
+	if want == "" || ranOn == "" || want == ranOn {
+		return nil
+	}
+	return fmt.Errorf("%w (asked of run id %s, confirmed by %s)", ErrMasterChanged, want, ranOn)
+}
 
 // Identity is what a Node knows of its master's process. The zero value
 // knows nothing; it is safe for concurrent use.

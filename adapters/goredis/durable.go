@@ -81,8 +81,10 @@ func (n *Node) Durable(ctx context.Context, local bool, replicas int, done func(
 	want := n.ident.RunID()
 	k := n.committer(durableKind{local, replicas})
 	k.Durable(ctx, func(l, r int, err error) {
-		if err == nil && want != "" && k.ranOn != want {
-			err = fmt.Errorf("goredis: %s: %w (the grant's master %s, the confirmation's %s)", n.addr, nodeutil.ErrMasterChanged, want, k.ranOn)
+		if err == nil {
+			if err = nodeutil.CheckMaster(want, k.ranOn); err != nil {
+				err = fmt.Errorf("goredis: %s: %w", n.addr, err)
+			}
 		}
 		done(l, r, err)
 	})
