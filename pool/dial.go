@@ -35,6 +35,10 @@ type conn struct {
 	pf   *prefetchConn // over raw: what redigo reads from
 	tls  bool
 	idle *idleChecker // made at the first check
+	// runID is the master's run id as the connection's set-up read it
+	// ("" when unknown): durable confirmations must come from the master
+	// process that took the writes (durable.go).
+	runID string
 }
 
 // DoContext implements redis.ConnWithContext.
@@ -111,7 +115,7 @@ func dial(ctx context.Context, cfg Config, id *identity) (*conn, error) {
 	defer cancel()
 	rc, err := redis.DialContext(ctx, "tcp", cfg.Addr, opts...)
 	if err == nil {
-		if err = identify(ctx, rc, id); err != nil {
+		if c.runID, err = identify(ctx, rc, id); err != nil {
 			rc.Close()
 		}
 	}

@@ -21,19 +21,34 @@ import (
 // (nodeutil.Committer, group commit), which confirms every write that ran on
 // the master before the probe, on any connection.
 
+//
+// A confirmation made by another master process than the one the Node
+// knew when it was asked for (the master restarted, and the durable
+// connection was dialed anew, after the writes) confirms nothing about
+// them: it fails with nodeutil.ErrMasterChanged.
+
 // durables are a Node's committers, one per kind of confirmation, and the
 // connection they share.
 type durables struct {
 	n *Node
 
 	mu         sync.Mutex
-	committers map[durableKind]*nodeutil.Committer
+	committers map[durableKind]*committer
 
 	// connMu is held for a whole confirmation (the committers take turns
 	// on the one connection); mu never waits for it.
 	connMu sync.Mutex
 	conn   *conn // nil until dialed, and after it failed
 	probe  int64
+}
+
+// committer confirms one kind. ranOn is the run id of the master its last
+// confirmation ran on: commit writes it, and the done funcs of that
+// confirmation read it after commit returned, on the Committer's
+// goroutine.
+type committer struct {
+	nodeutil.Committer
+	ranOn string
 }
 
 // durableKind is what a confirmation waits for.
@@ -50,29 +65,40 @@ type durableKind struct {
 // Node's. Concurrent calls share one confirmation. ctx bounds it, and its
 // deadline is the WAITAOF's timeout. It is the redlock.DurableNode ability.
 func (n *Node) Durable(ctx context.Context, local bool, replicas int, done func(local, replicas int, err error)) {
-	n.durable.committer(durableKind{local, replicas}).Durable(ctx, done)
+	want, _, _, _, _ := n.ident.get()
+	c := n.durable.committer(durableKind{local, replicas})
+	c.Durable(ctx, func(l, r int, err error) {
+		if err == nil {
+			if err = nodeutil.CheckMaster(want, c.ranOn); err != nil {
+				err = fmt.Errorf("pool: %s: durable: %w", n.addr, err)
+			}
+		}
+		done(l, r, err)
+	})
 }
 
-func (d *durables) committer(k durableKind) *nodeutil.Committer {
+func (d *durables) committer(k durableKind) *committer {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if c := d.committers[k]; c != nil {
 		return c
 	}
 	if d.committers == nil {
-		d.committers = make(map[durableKind]*nodeutil.Committer)
+		d.committers = make(map[durableKind]*committer)
 	}
-	c := &nodeutil.Committer{Commit: func(ctx context.Context) (int, int, error) { return d.commit(ctx, k) }}
+	c := &committer{}
+	c.Commit = func(ctx context.Context) (int, int, error) { return d.commit(ctx, c, k) }
 	d.committers[k] = c
 	return c
 }
 
 // commit writes a probe on the durable connection and waits for it: one
 // confirmation at a time per Node (the committers take turns on the one
-// connection).
-func (d *durables) commit(ctx context.Context, k durableKind) (local, replicas int, err error) {
+// connection). It notes in kc which master process the connection reaches.
+func (d *durables) commit(ctx context.Context, kc *committer, k durableKind) (local, replicas int, err error) {
 	d.connMu.Lock()
 	defer d.connMu.Unlock()
+	kc.ranOn = ""
 	if d.conn == nil {
 		c, err := dial(ctx, d.n.cfg, d.n.ident)
 		if err != nil {
@@ -91,6 +117,7 @@ func (d *durables) commit(ctx context.Context, k durableKind) (local, replicas i
 		cmd, args = "WAITAOF", []any{1, k.replicas, ms}
 	}
 	c := d.conn
+	kc.ranOn = c.runID
 	c.Send("SET", nodeutil.DurableProbe, d.probe, "PX", 60000)
 	c.Send(cmd, args...)
 	if err := c.Flush(); err != nil {

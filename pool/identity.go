@@ -59,43 +59,44 @@ func (id *identity) get() (runID string, started time.Time, restarted, durable, 
 }
 
 // identify reads the master's identity on a new connection, bounded by ctx,
-// and notes it in id. Error replies (INFO or CONFIG refused) are no error:
-// the identity stays unknown, or not durable; a transport error fails the
-// connection's set-up.
-func identify(ctx context.Context, c redis.Conn, id *identity) error {
+// notes it in id, and returns the run id it read ("" when unknown). Error
+// replies (INFO or CONFIG refused) are no error: the identity stays
+// unknown, or not durable; a transport error fails the connection's
+// set-up.
+func identify(ctx context.Context, c redis.Conn, id *identity) (string, error) {
 	if id == nil {
-		return nil
+		return "", nil
 	}
 	cmds := [][]any{{"INFO", "server"}, {"INFO", "persistence"}, {"CONFIG", "GET", "appendfsync"}}
 	for _, cmd := range cmds {
 		if err := c.Send(cmd[0].(string), cmd[1:]...); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if err := c.Flush(); err != nil {
-		return err
+		return "", err
 	}
 	replies := make([]any, len(cmds))
 	errs := make([]error, len(cmds))
 	for i := range replies {
 		replies[i], errs[i] = redis.ReceiveContext(c, ctx)
 		if _, refused := errs[i].(redis.Error); errs[i] != nil && !refused {
-			return errs[i] // a transport error: the connection is no good
+			return "", errs[i] // a transport error: the connection is no good
 		}
 	}
 	server, err := redis.String(replies[0], errs[0])
 	if err != nil {
-		return nil // INFO refused: the identity stays unknown
+		return "", nil // INFO refused: the identity stays unknown
 	}
 	runID, uptime, ok := parseServerInfo(server)
 	if !ok {
-		return nil
+		return "", nil
 	}
 	persistence, _ := redis.String(replies[1], errs[1])
 	fsync, _ := redis.StringMap(replies[2], errs[2])
 	durable := infoField(persistence, "aof_enabled") == "1" && fsync["appendfsync"] == "always"
 	id.note(runID, uptime, durable)
-	return nil
+	return runID, nil
 }
 
 // parseServerInfo reads run_id and uptime_in_seconds from INFO server.
