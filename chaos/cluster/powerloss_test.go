@@ -92,3 +92,21 @@ func TestWaitAOFServer(t *testing.T) {
 		t.Errorf("WaitAOFServer of a missing binary: %v", err)
 	}
 }
+
+// TestWaitAOFEarly reports what the server here does: a Valkey that
+// acknowledges WAITAOF before the fsync, or a server that waits for it.
+func TestWaitAOFEarly(t *testing.T) {
+	bin, err := cluster.WaitAOFServer("")
+	if err != nil {
+		t.Skip(err)
+	}
+	c := chaostest.Start(t, cluster.BackendLocal, cluster.Config{Nodes: 1, Server: bin, Persistence: cluster.PersistenceEverysec})
+	early, took, err := cluster.WaitAOFEarly(ctxT(t), c.Nodes()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !early && took < 100*time.Millisecond {
+		t.Errorf("WAITAOF took %v and is not early: the window is wrong", took)
+	}
+	t.Logf("%s: WAITAOF acknowledged before the fsync: %t (took %v)", bin, early, took)
+}

@@ -14,6 +14,17 @@ import (
 // inspection and fault commands never share connections with the clients
 // under test.
 func do(ctx context.Context, addr, cmd string, args ...any) (any, error) {
+	replies, err := doAll(ctx, addr, append([]any{cmd}, args...))
+	if err != nil {
+		return nil, err
+	}
+	return replies[0], nil
+}
+
+// doAll runs commands (each its name and arguments) one after the other on
+// one fresh connection to addr, as do does one, and returns their replies;
+// it stops at the first error.
+func doAll(ctx context.Context, addr string, cmds ...[]any) ([]any, error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(5 * time.Second)
@@ -35,7 +46,13 @@ func do(ctx context.Context, addr, cmd string, args ...any) (any, error) {
 		return nil, err
 	}
 	defer c.Close()
-	return redis.DoContext(c, ctx, cmd, args...)
+	replies := make([]any, len(cmds))
+	for i, cmd := range cmds {
+		if replies[i], err = redis.DoContext(c, ctx, cmd[0].(string), cmd[1:]...); err != nil {
+			return nil, err
+		}
+	}
+	return replies, nil
 }
 
 // awaitPing polls addr until it answers PING or ctx ends.

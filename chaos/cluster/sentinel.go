@@ -29,9 +29,12 @@ import (
 // a client that waits for one replica (WAIT 1) is answered at once.
 //
 // Sentinel is the server binary started with --sentinel (redis-server or
-// valkey-server), with a down-after-milliseconds of 200 and a
-// failover-timeout of 1s: a failover takes about a second. The local
-// backend only, without a password.
+// valkey-server), with a down-after-milliseconds of 1.5s and a
+// failover-timeout of 1s: a failover takes about 2.5s. A shorter
+// down-after fails over back and forth: Sentinel connects to a newly
+// promoted master at most a second after the switch (it reconnects an
+// instance link once a second), and takes it for down meanwhile. The
+// local backend only, without a password.
 
 // ReplicatedConfig configures StartReplicated.
 type ReplicatedConfig struct {
@@ -58,10 +61,11 @@ type Replicated struct {
 const SentinelMasterName = "chaos"
 
 // Sentinel's timing: a master is down once it has not answered for
-// sentinelDownAfter; a failover that has not ended after
+// sentinelDownAfter (more than the second Sentinel may take to connect to
+// a new master); a failover that has not ended after
 // sentinelFailoverTimeout is abandoned (and tried again).
 const (
-	sentinelDownAfter       = 200 * time.Millisecond
+	sentinelDownAfter       = 1500 * time.Millisecond
 	sentinelFailoverTimeout = time.Second
 )
 

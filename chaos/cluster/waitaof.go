@@ -1,10 +1,14 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"regexp"
 	"strconv"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
 )
 
 // WAITAOF, which durable grants need (redlock.Durability.Local), came in
@@ -58,4 +62,35 @@ func hasWaitAOF(bin string) (ok bool, version string, err error) {
 		return true, version, nil
 	}
 	return major > 7 || major == 7 && minor >= 2, version, nil
+}
+
+// WAITAOF's local count means "fsynced to the AOF". Under appendfsync
+// everysec, Valkey (8.0.1 here) answers it once the write is in the AOF
+// file, before the fsync: flushAppendOnlyFile marks everything fsynced
+// when its buffer is empty and the next fsync is not due yet. Redis fixed
+// that code in 8.0 (redis/redis#13793). A grant confirmed that way
+// survives a killed server process (the page cache keeps the file), not a
+// power loss within the second.
+
+// WaitAOFEarly reports whether the everysec node n acknowledges a write's
+// WAITAOF before any fsync could have covered it: right after a Sync the
+// node's next fsync is at least a second away, so a WAITAOF of a write
+// made then that returns within that second was not waiting for an fsync.
+// It returns how long the WAITAOF took.
+func WaitAOFEarly(ctx context.Context, n Node) (early bool, took time.Duration, err error) {
+	s, err := Sync(ctx, n)
+	if err != nil {
+		return false, 0, err
+	}
+	start := time.Now()
+	replies, err := doAll(ctx, n.Addr(), []any{"SET", fsyncBarrier, start.UnixNano()}, []any{"WAITAOF", 1, 0, 3000})
+	took = time.Since(start)
+	if err != nil {
+		return false, took, fmt.Errorf("cluster: WAITAOF on %s: %w", n.Name(), err)
+	}
+	counts, err := redis.Ints(replies[1], nil)
+	if err != nil || len(counts) != 2 {
+		return false, took, fmt.Errorf("cluster: WAITAOF on %s: %v %v", n.Name(), replies[1], err)
+	}
+	return counts[0] == 1 && time.Now().Before(s.at.Add(time.Second)), took, nil
 }

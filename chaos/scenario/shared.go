@@ -106,28 +106,65 @@ func (s shared) run(ctx context.Context, r *Run) error {
 	r.Logf("then %v", f)
 
 	var (
-		wg         sync.WaitGroup
-		hc         *workload.Held
-		cWhileA    bool
-		errC       error
-		bctx, stop = context.WithTimeout(ctx, time.Second)
+		hc      *workload.Held
+		cWhileA bool
+		errC    error
+		beside  func(ctx context.Context)
 	)
 	if s.strict {
-		wg.Go(func() {
-			hc, errC = e.Client(2).Acquire(bctx, "k", s.ttl, false)
+		beside = func(ctx context.Context) {
+			hc, errC = e.Client(2).Acquire(ctx, "k", s.ttl, false)
 			cWhileA = hc != nil && time.Now().Before(ha.Lock.Until())
-		})
+		}
 	}
-	hb, errB := b.Acquire(bctx, "k", s.ttl, false)
+	hb, bWhileA, errFirst, errB := contend(ctx, r, b, ha, s.ttl, s.ttl+5*time.Second, beside)
+	r.Check("B acquires", hb != nil, "%s", errText(errB))
+	if s.strict {
+		s.strictClient(ctx, r, e.Client(2), hc, cWhileA, errC)
+	}
+	if !judge(r, bWhileA) && s.guard == 0 && s.warm {
+		r.Check("B held back by the restart guard", errors.Is(errFirst, redlock.ErrRestarted),
+			"B's first attempts: %s", errText(errFirst))
+	}
+	return nil
+}
+
+// judge checks the outcome of a scenario about a shared master: the
+// overlap produced and detected for an unsafe one; for a safe one, none,
+// and B not granted while A's lock was valid. It reports whether the
+// scenario is unsafe.
+func judge(r *Run, bWhileA bool) (unsafe bool) {
+	c := r.Checked()
+	if r.sc.Unsafe {
+		r.Check("overlap produced and detected", len(c.Overlaps) > 0, "%d overlaps; B granted while A valid: %t", len(c.Overlaps), bWhileA)
+		return true
+	}
+	r.Check("no overlap", c.Safe(), "%d overlaps", len(c.Overlaps))
+	r.Check("B not granted while A's lock was valid", !bWhileA, "B granted while A valid: %t", bWhileA)
+	return false
+}
+
+// contend is what B does once A holds the lock (ha) and their shared
+// master was disrupted: B tries for a second (for ttl), beside (if set) alongside,
+// while A works in its critical section; A writes and releases; B, if it
+// did not get the lock, gets it now, waiting up to wait, and releases it.
+// It returns B's hold, whether B got it while A's lock was valid, and the
+// errors of B's first try and of its last one.
+func contend(ctx context.Context, r *Run, b *workload.Client, ha *workload.Held, ttl, wait time.Duration, beside func(context.Context)) (hb *workload.Held, whileA bool, first, last error) {
+	var wg sync.WaitGroup
+	bctx, cancel := context.WithTimeout(ctx, time.Second)
+	if beside != nil {
+		wg.Go(func() { beside(bctx) })
+	}
+	hb, first = b.Acquire(bctx, "k", ttl, false)
 	wg.Wait()
-	stop()
-	errFirst := errB
-	bWhileA := hb != nil && time.Now().Before(ha.Lock.Until())
+	cancel()
+	whileA = hb != nil && time.Now().Before(ha.Lock.Until())
 	if hb != nil {
-		r.Logf("B granted on redis-2..4 (token %d) while A valid: %t", hb.Token, bWhileA)
+		r.Logf("B granted on redis-2..4 (token %d) while A valid: %t", hb.Token, whileA)
 		hb.Write()
 	} else {
-		r.Logf("B refused while A holds: %s", errText(errB))
+		r.Logf("B refused while A holds: %s", errText(first))
 	}
 	time.Sleep(work) // A is still in its critical section
 	if !ha.Write() {
@@ -136,34 +173,20 @@ func (s shared) run(ctx context.Context, r *Run) error {
 	if err := ha.Release(ctx); err != nil {
 		r.Logf("A's release: %v", err)
 	}
+	last = first
 	if hb == nil {
-		lctx, cancel := context.WithTimeout(ctx, s.ttl+5*time.Second)
-		hb, errB = b.Acquire(lctx, "k", s.ttl, false)
+		lctx, cancel := context.WithTimeout(ctx, wait)
+		hb, last = b.Acquire(lctx, "k", ttl, false)
 		cancel()
 		if hb != nil {
 			r.Logf("B granted after A released (token %d)", hb.Token)
 			hb.Write()
 		}
 	}
-	r.Check("B acquires", hb != nil, "%s", errText(errB))
 	if hb != nil {
 		hb.Release(ctx)
 	}
-	if s.strict {
-		s.strictClient(ctx, r, e.Client(2), hc, cWhileA, errC)
-	}
-	c := r.Checked()
-	if r.sc.Unsafe {
-		r.Check("overlap produced and detected", len(c.Overlaps) > 0, "%d overlaps; B granted while A valid: %t", len(c.Overlaps), bWhileA)
-		return nil
-	}
-	r.Check("no overlap", c.Safe(), "%d overlaps", len(c.Overlaps))
-	r.Check("B not granted while A's lock was valid", !bWhileA, "B granted while A valid: %t", bWhileA)
-	if s.guard == 0 && s.warm {
-		r.Check("B held back by the restart guard", errors.Is(errFirst, redlock.ErrRestarted),
-			"B's first attempts: %s", errText(errFirst))
-	}
-	return nil
+	return hb, whileA, first, last
 }
 
 // strictClient checks what client C did beside B (hc, errC: its try
