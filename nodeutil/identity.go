@@ -31,11 +31,11 @@ var IdentityCommands = [][]string{{"INFO", "server"}, {"INFO", "persistence"}, {
 // about the writes made before.
 var ErrMasterChanged = errors.New("nodeutil: the master changed before its writes were confirmed durable")
 
-// CheckMaster returns an error that matches ErrMasterChanged when a
+// checkMaster returns an error that matches ErrMasterChanged when a
 // durable confirmation ran on the master process ranOn while its caller
 // asked it of want (the Node's reading when it asked: Identity.RunID); an
 // unknown one ("") passes.
-func CheckMaster(want, ranOn string) error {
+func checkMaster(want, ranOn string) error {
 	if want == "" || ranOn == "" || want == ranOn {
 		return nil
 	}

@@ -1,7 +1,6 @@
 package nodeutil_test
 
 import (
-	"errors"
 	"strconv"
 	"testing"
 	"time"
@@ -39,16 +38,5 @@ func TestIdentity(t *testing.T) {
 	id.Note(server("aaa", 1), "aof_enabled:0\r\n", "always")
 	if _, _, restarted, durable, _ := id.Get(); restarted || durable {
 		t.Errorf("the first run id again: restarted %t (want false), durable %t with AOF off", restarted, durable)
-	}
-}
-
-func TestCheckMaster(t *testing.T) {
-	for _, tc := range []struct {
-		want, ranOn string
-		changed     bool
-	}{{"a", "a", false}, {"a", "b", true}, {"", "b", false}, {"a", "", false}} {
-		if err := nodeutil.CheckMaster(tc.want, tc.ranOn); errors.Is(err, nodeutil.ErrMasterChanged) != tc.changed {
-			t.Errorf("CheckMaster(%q, %q) = %v, want changed %t", tc.want, tc.ranOn, err, tc.changed)
-		}
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -26,9 +24,9 @@ import (
 // after every write whose reply came back before it (the master's AOF and
 // replication stream keep the order in which commands ran), so its
 // confirmation covers them, on whatever connection they came:
-// nodeutil.Committer makes every grant that asks meanwhile share the
-// next one (group commit), so at most one connection per kind of
-// confirmation is held at a time.
+// nodeutil.Durables makes every grant that asks meanwhile share the next
+// one (group commit), so at most one connection per kind of confirmation
+// is held at a time.
 //
 // A confirmation made by another master process than the one the Node
 // knew when it was asked for confirms nothing about the grants before it:
@@ -46,27 +44,6 @@ import (
 // *redis.ClusterClient spreads the keys of different locks over several
 // shards, whose confirmations would each need a probe of their own.
 
-// durables are a Node's committers, one per kind of confirmation.
-type durables struct {
-	mu    sync.Mutex
-	kinds map[durableKind]*committer
-	probe atomic.Int64
-}
-
-// durableKind is what a confirmation waits for.
-type durableKind struct {
-	local    bool
-	replicas int
-}
-
-// committer confirms one kind. ranOn is the run id of the master its last
-// confirmation ran on: Commit writes it, and the done funcs of that
-// confirmation read it after Commit returned, on the Committer's goroutine.
-type committer struct {
-	nodeutil.Committer
-	ranOn string
-}
-
 // errNoDurable is the error of Durable on a Node over a client that cannot
 // confirm.
 var errNoDurable = errors.New("durable confirmations need a *redis.Client (one server, or a failover client)")
@@ -78,42 +55,15 @@ var errNoDurable = errors.New("durable confirmations need a *redis.Client (one s
 // calls share one confirmation. ctx bounds it; without a deadline the
 // master waits up to a second. It is the redlock.DurableNode ability.
 func (n *Node) Durable(ctx context.Context, local bool, replicas int, done func(local, replicas int, err error)) {
-	want := n.ident.RunID()
-	k := n.committer(durableKind{local, replicas})
-	k.Durable(ctx, func(l, r int, err error) {
-		if err == nil {
-			if err = nodeutil.CheckMaster(want, k.ranOn); err != nil {
-				err = fmt.Errorf("goredis: %s: %w", n.addr, err)
-			}
-		}
-		done(l, r, err)
-	})
-}
-
-// committer returns the committer of kind, made at its first use.
-func (n *Node) committer(kind durableKind) *committer {
-	d := &n.durable
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if k := d.kinds[kind]; k != nil {
-		return k
-	}
-	if d.kinds == nil {
-		d.kinds = make(map[durableKind]*committer)
-	}
-	k := &committer{}
-	k.Commit = func(ctx context.Context) (int, int, error) { return n.commit(ctx, k, kind) }
-	d.kinds[kind] = k
-	return k
+	n.durable.Durable(ctx, local, replicas, done)
 }
 
 // commit writes the probe and waits for it on one connection of the
-// client, and notes in k which master process answered.
-func (n *Node) commit(ctx context.Context, k *committer, kind durableKind) (local, replicas int, err error) {
-	k.ranOn = ""
+// client, and returns the run id of the master process that answered.
+func (n *Node) commit(ctx context.Context, local bool, replicas int) (l, r int, ranOn string, err error) {
 	c, ok := n.c.(*redis.Client)
 	if !ok {
-		return 0, 0, fmt.Errorf("goredis: %s: %w", n.addr, errNoDurable)
+		return 0, 0, "", fmt.Errorf("goredis: %s: %w", n.addr, errNoDurable)
 	}
 	wait := time.Second
 	if dl, ok := ctx.Deadline(); ok {
@@ -126,25 +76,25 @@ func (n *Node) commit(ctx context.Context, k *committer, kind durableKind) (loca
 	// The clone shares c's pool and hooks; its read timeout covers the wait.
 	_, err = c.WithTimeout(wait+time.Second).Pipelined(ctx, func(p redis.Pipeliner) error {
 		info = p.Info(ctx, "server")
-		p.Set(ctx, nodeutil.DurableProbe, n.durable.probe.Add(1), time.Minute)
-		if kind.local {
-			ack = p.Do(ctx, "WAITAOF", 1, kind.replicas, wait.Milliseconds())
+		p.Set(ctx, nodeutil.DurableProbe, n.probe.Add(1), time.Minute)
+		if local {
+			ack = p.Do(ctx, "WAITAOF", 1, replicas, wait.Milliseconds())
 		} else {
-			ack = p.Do(ctx, "WAIT", kind.replicas, wait.Milliseconds())
+			ack = p.Do(ctx, "WAIT", replicas, wait.Milliseconds())
 		}
 		return nil
 	})
-	k.ranOn = nodeutil.InfoField(info.Val(), "run_id")
+	ranOn = nodeutil.InfoField(info.Val(), "run_id")
 	if err != nil {
-		return 0, 0, fmt.Errorf("goredis: %s: durable: %w", n.addr, err)
+		return 0, 0, ranOn, fmt.Errorf("goredis: %s: durable: %w", n.addr, err)
 	}
-	if !kind.local {
+	if !local {
 		r, err := ack.Int()
-		return 0, r, err
+		return 0, r, ranOn, err
 	}
 	counts, err := ack.Int64Slice()
 	if err != nil || len(counts) != 2 {
-		return 0, 0, fmt.Errorf("goredis: %s: unexpected WAITAOF reply %v (%v)", n.addr, ack.Val(), err)
+		return 0, 0, ranOn, fmt.Errorf("goredis: %s: unexpected WAITAOF reply %v (%v)", n.addr, ack.Val(), err)
 	}
-	return int(counts[0]), int(counts[1]), nil
+	return int(counts[0]), int(counts[1]), ranOn, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/quorumlock/quorumlock/nodeutil"
 	"github.com/quorumlock/quorumlock/pubsub"
@@ -22,7 +23,8 @@ type Node struct {
 	conn    *connState // nil when the Node cannot watch c's dials (a ClusterClient)
 	subs    *pubsub.Registry
 	ident   nodeutil.Identity // read on each new connection of a *redis.Client
-	durable durables
+	durable nodeutil.Durables // durable.go
+	probe   atomic.Int64      // the durable probes' counter
 }
 
 var (
@@ -80,6 +82,7 @@ func NewCluster(c *redis.ClusterClient) (*Node, error) {
 
 func newNode(c redis.UniversalClient) *Node {
 	n := &Node{c: c, addr: addrOf(c)}
+	n.durable.Commit, n.durable.RunID = n.commit, n.ident.RunID
 	if rc, ok := c.(*redis.Client); ok {
 		n.conn = newConnState()
 		n.conn.connected = rc.PoolStats().TotalConns > 0
