@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -36,7 +37,7 @@ func WaitAOFServer(preferred string) (string, error) {
 			why = append(why, fmt.Sprintf("%s is %s", bin, version))
 		}
 	}
-	return "", fmt.Errorf("%w: no server with WAITAOF (Redis 7.2+ or Valkey) found: %v; install valkey-server (scripts/ensure-valkey.sh)", ErrUnsupported, why)
+	return "", fmt.Errorf("%w: no server with WAITAOF (Redis 7.2+ or Valkey) found (%s); install valkey-server (scripts/ensure-valkey.sh)", ErrUnsupported, strings.Join(why, "; "))
 }
 
 // serverVersion reads "Redis server v=7.0.15 ..." and "Valkey server
