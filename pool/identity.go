@@ -34,7 +34,7 @@ type identity struct {
 // masterInfo is one reading.
 type masterInfo struct {
 	runID     string
-	started   time.Time // now - uptime_in_seconds, when read
+	started   time.Time // now - uptime_in_seconds + 1s, when read: the latest start
 	restarted bool      // runID is not the first run id this Node saw
 	durable   bool      // AOF on with appendfsync always
 }
@@ -46,7 +46,12 @@ func (id *identity) note(runID string, uptime time.Duration, durable bool) {
 	if id.first == "" {
 		id.first = runID
 	}
-	id.cur.Store(&masterInfo{runID: runID, started: time.Now().Add(-uptime), restarted: runID != id.first, durable: durable})
+	// uptime_in_seconds counts whole seconds of the wall clock
+	// (floor(now) - floor(start)): the process started after now - uptime
+	// - 1s and before now - uptime + 1s. The latest is the safe one for the
+	// guard, which must not end before the master was up for its length.
+	started := time.Now().Add(time.Second - uptime)
+	id.cur.Store(&masterInfo{runID: runID, started: started, restarted: runID != id.first, durable: durable})
 }
 
 // get returns the newest reading.
@@ -120,10 +125,10 @@ func infoField(info, field string) string {
 }
 
 // MasterIdentity returns what the Node read of its master's process on its
-// newest connection: its run id, when it started (on this client's clock,
-// to the second), whether the run id differs from the first one this Node
-// saw (the master restarted since), and whether it persists every write
-// (AOF with appendfsync always). ok is false before the first connection,
+// newest connection: its run id, when it started at the latest (on this
+// client's clock; uptime counts whole seconds), whether the run id differs
+// from the first one this Node saw (the master restarted since), and
+// whether it persists every write (AOF with appendfsync always). ok is false before the first connection,
 // and when the master refuses INFO. It is the redlock.MasterIdentity
 // ability, which the restart guard uses.
 func (n *Node) MasterIdentity() (runID string, started time.Time, restarted, durable, ok bool) {
