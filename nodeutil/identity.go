@@ -54,7 +54,7 @@ type Identity struct {
 // reading is one Note.
 type reading struct {
 	runID     string
-	started   time.Time // now - uptime, when noted
+	started   time.Time // the latest the process can have started: now - uptime + 1s
 	restarted bool      // runID is not the first run id noted
 	durable   bool      // AOF on with appendfsync always
 }
@@ -76,16 +76,21 @@ func (id *Identity) Note(server, persistence, appendfsync string) bool {
 	if id.first == "" {
 		id.first = runID
 	}
-	id.cur.Store(&reading{runID: runID, started: time.Now().Add(-time.Duration(uptime) * time.Second),
-		restarted: runID != id.first, durable: durable})
+	// uptime_in_seconds counts whole seconds of the wall clock
+	// (floor(now) - floor(start)): the process started after now - uptime
+	// - 1s and before now - uptime + 1s. The latest is the safe one for the
+	// restart guard, which must not end before the master was up for its
+	// length.
+	started := time.Now().Add(time.Second - time.Duration(uptime)*time.Second)
+	id.cur.Store(&reading{runID: runID, started: started, restarted: runID != id.first, durable: durable})
 	return true
 }
 
 // Get returns the newest reading, as redlock.MasterIdentity does: the run
-// id, when the process started (on this client's clock, to the second),
-// whether the run id differs from the first one noted, and whether the
-// master persists every write (AOF with appendfsync always). ok is false
-// before the first reading.
+// id, the latest the process can have started (on this client's clock;
+// uptime counts whole seconds), whether the run id differs from the first
+// one noted, and whether the master persists every write (AOF with
+// appendfsync always). ok is false before the first reading.
 func (id *Identity) Get() (runID string, started time.Time, restarted, durable, ok bool) {
 	r := id.cur.Load()
 	if r == nil {

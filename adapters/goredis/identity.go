@@ -58,7 +58,7 @@ func (n *Node) identify(ctx context.Context, cn *redis.Conn) error {
 
 // MasterIdentity returns what the Node read of its master's process on
 // the newest connection of its client: the run id, when the process
-// started (on this client's clock, to the second), whether the run id
+// started at the latest (on this client's clock), whether the run id
 // differs from the first one the Node saw (a restart, or a failover, since),
 // and whether the master persists every write (AOF with appendfsync
 // always). ok is false before the client's first new connection after New
