@@ -158,7 +158,7 @@ func (s failover) run(ctx context.Context, r *Run) error {
 	if err := rc.Rejoin(ctx, addr); err != nil {
 		return err
 	}
-	hb, bWhileA, _, last := contend(ctx, r, b, ha, everysecTTL, 10*time.Second, nil)
+	hb, bWhileA, _, last := contend(ctx, r, b, ha, everysecTTL, 10*time.Second)
 	if hb == nil {
 		r.Logf("B: %s", errText(last))
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/quorumlock/quorumlock/chaos/checker"
 	"github.com/quorumlock/quorumlock/chaos/fault"
 	"github.com/quorumlock/quorumlock/chaos/workload"
 	"github.com/quorumlock/quorumlock/redlock"
@@ -37,7 +37,7 @@ type shared struct {
 	// strict adds client C, which reaches masters 2-4 like B but first
 	// meets master 2 after the disruption, with the strict guard
 	// (RestartGuard = ttl, the longest TTL any client uses): it tries
-	// beside B, must not get the lock while A holds it, and gets it at
+	// once before B, must be held back by the guard, and gets the lock at
 	// the end.
 	strict bool
 }
@@ -100,6 +100,7 @@ func (s shared) run(ctx context.Context, r *Run) error {
 	}
 	r.Logf("A granted on redis-0..2 (token %d), valid for %v", ha.Token, time.Until(ha.Lock.Until()).Round(time.Millisecond))
 	f := s.disrupt(s.ttl)
+	disrupted := e.Now()
 	if err := r.Apply(ctx, f); err != nil {
 		return err
 	}
@@ -109,15 +110,13 @@ func (s shared) run(ctx context.Context, r *Run) error {
 		hc      *workload.Held
 		cWhileA bool
 		errC    error
-		beside  func(ctx context.Context)
 	)
 	if s.strict {
-		beside = func(ctx context.Context) {
-			hc, errC = e.Client(2).Acquire(ctx, "k", s.ttl, false)
-			cWhileA = hc != nil && time.Now().Before(ha.Lock.Until())
-		}
+		// One attempt, before B contends: a refusal is the guard's.
+		hc, errC = e.Client(2).Acquire(ctx, "k", s.ttl, true)
+		cWhileA = hc != nil && time.Now().Before(ha.Lock.Until())
 	}
-	hb, bWhileA, errFirst, errB := contend(ctx, r, b, ha, s.ttl, s.ttl+5*time.Second, beside)
+	hb, bWhileA, errFirst, errB := contend(ctx, r, b, ha, s.ttl, s.ttl+5*time.Second)
 	r.Check("B acquires", hb != nil, "%s", errText(errB))
 	if s.strict {
 		s.strictClient(ctx, r, e.Client(2), hc, cWhileA, errC)
@@ -125,8 +124,26 @@ func (s shared) run(ctx context.Context, r *Run) error {
 	if !judge(r, bWhileA) && s.guard == 0 && s.warm {
 		r.Check("B held back by the restart guard", errors.Is(errFirst, redlock.ErrRestarted),
 			"B's first attempts: %s", errText(errFirst))
+		for c := 1; c < clients; c++ {
+			at, ok := firstGrant(r.Checked(), c, "k")
+			r.Check(fmt.Sprintf("client %d granted only once the master was up for the TTL", c), ok && at-disrupted >= s.ttl,
+				"granted %v after the restart began (TTL %v)", (at - disrupted).Round(time.Millisecond), s.ttl)
+		}
 	}
 	return nil
+}
+
+// firstGrant returns when client was first granted key, on the run's
+// timeline.
+func firstGrant(c checker.Result, client int, key string) (time.Duration, bool) {
+	var at time.Duration
+	ok := false
+	for _, iv := range c.Intervals {
+		if iv.Client == client && iv.Key == key && (!ok || iv.Start < at) {
+			at, ok = iv.Start, true
+		}
+	}
+	return at, ok
 }
 
 // judge checks the outcome of a scenario about a shared master: the
@@ -145,19 +162,14 @@ func judge(r *Run, bWhileA bool) (unsafe bool) {
 }
 
 // contend is what B does once A holds the lock (ha) and their shared
-// master was disrupted: B tries for a second (for ttl), beside (if set) alongside,
-// while A works in its critical section; A writes and releases; B, if it
-// did not get the lock, gets it now, waiting up to wait, and releases it.
+// master was disrupted: B tries for a second (for ttl) while A works in
+// its critical section; A writes and releases; B, if it did not get the
+// lock, gets it now, waiting up to wait, and releases it.
 // It returns B's hold, whether B got it while A's lock was valid, and the
 // errors of B's first try and of its last one.
-func contend(ctx context.Context, r *Run, b *workload.Client, ha *workload.Held, ttl, wait time.Duration, beside func(context.Context)) (hb *workload.Held, whileA bool, first, last error) {
-	var wg sync.WaitGroup
+func contend(ctx context.Context, r *Run, b *workload.Client, ha *workload.Held, ttl, wait time.Duration) (hb *workload.Held, whileA bool, first, last error) {
 	bctx, cancel := context.WithTimeout(ctx, time.Second)
-	if beside != nil {
-		wg.Go(func() { beside(bctx) })
-	}
 	hb, first = b.Acquire(bctx, "k", ttl, false)
-	wg.Wait()
 	cancel()
 	whileA = hb != nil && time.Now().Before(ha.Lock.Until())
 	if hb != nil {
@@ -192,7 +204,7 @@ func contend(ctx context.Context, r *Run, b *workload.Client, ha *workload.Held,
 // strictClient checks what client C did beside B (hc, errC: its try
 // while A held the lock), and takes the lock with it once B released.
 func (s shared) strictClient(ctx context.Context, r *Run, cl *workload.Client, hc *workload.Held, whileA bool, errC error) {
-	r.Check("C (strict guard, met the master after its restart) not granted while A's lock was valid", !whileA,
+	r.Check("C (strict guard, met the master after its restart) held back by the guard", !whileA && errors.Is(errC, redlock.ErrRestarted),
 		"C granted while A valid: %t; %s", whileA, errText(errC))
 	if hc != nil {
 		hc.Write()
