@@ -90,9 +90,11 @@ func (s everysec) run(ctx context.Context, r *Run) error {
 	if err := r.Apply(ctx, cuts(2)...); err != nil {
 		return err
 	}
-	// A's first grant: its connections are made on the way (a few round
-	// trips, well within the fsync window of the Sync), the one that
-	// confirms durable grants after the power loss.
+	// A locks without a warm-up: its connections are made on the way (a
+	// few round trips, well within the fsync window of the Sync), so its
+	// durable connection is first dialed after the power loss, to the
+	// restarted process, whose confirmation must not count for the grant
+	// the old one lost (nodeutil.ErrMasterChanged).
 	if mark, err = cluster.Sync(ctx, master); err != nil {
 		return err
 	}
