@@ -30,7 +30,7 @@ import (
 //
 // Sentinel is the server binary started with --sentinel (redis-server or
 // valkey-server), with a down-after-milliseconds of 1.5s and a
-// failover-timeout of 1s: a failover takes about 2.5s. A shorter
+// failover-timeout of 10s: a failover takes 2.5-4s. A shorter
 // down-after fails over back and forth: Sentinel connects to a newly
 // promoted master at most a second after the switch (it reconnects an
 // instance link once a second), and takes it for down meanwhile. The
@@ -62,11 +62,14 @@ const SentinelMasterName = "chaos"
 
 // Sentinel's timing: a master is down once it has not answered for
 // sentinelDownAfter (more than the second Sentinel may take to connect to
-// a new master); a failover that has not ended after
-// sentinelFailoverTimeout is abandoned (and tried again).
+// a new master). sentinelFailoverTimeout bounds a failover (and delays a
+// second try by twice as much), and is also how long Sentinel leaves a
+// replica that replicates from another address than the master's (the
+// lagging link's proxy) before it points it at the master itself
+// (+fix-slave-config), which would end the lag: longer than a scenario.
 const (
 	sentinelDownAfter       = 1500 * time.Millisecond
-	sentinelFailoverTimeout = time.Second
+	sentinelFailoverTimeout = 10 * time.Second
 )
 
 // StartReplicated starts cfg.Nodes masters (StartLocal), a replica of each,
@@ -178,6 +181,8 @@ func (r *Replicated) MasterAddr(ctx context.Context) (string, error) {
 // other than the one started as node Watched, and that master answers as
 // one; it returns its address.
 func (r *Replicated) AwaitFailover(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	old := r.nodes[r.watched].Addr()
 	for {
 		addr, err := r.MasterAddr(ctx)

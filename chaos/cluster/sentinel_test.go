@@ -27,9 +27,17 @@ func TestReplicatedFailover(t *testing.T) {
 	if addr, err := r.MasterAddr(ctx); err != nil || addr != m.Addr() {
 		t.Fatalf("sentinel names %q (%v), want %s", addr, err, m.Addr())
 	}
-	mustDo(t, m.Addr(), "SET", "synced", "1")
-	if n, _ := redis.Int(do(t, m.Addr(), "WAIT", 1, 2000)); n != 1 {
-		t.Fatalf("WAIT 1 = %d before the lag", n)
+	// WAIT waits for the writes of its own connection.
+	c, err := redis.Dial("tcp", m.Addr(), redis.DialReadTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Do("SET", "synced", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := redis.Int(c.Do("WAIT", 1, 2000)); n != 1 {
+		t.Fatalf("WAIT 1 = %d (%v) before the lag", n, err)
 	}
 	if err := r.Lag(time.Minute); err != nil {
 		t.Fatal(err)
@@ -53,9 +61,16 @@ func TestReplicatedFailover(t *testing.T) {
 	if err := r.Rejoin(ctx, addr); err != nil {
 		t.Fatal(err)
 	}
-	mustDo(t, addr, "SET", "after", "1")
-	if n, _ := redis.Int(do(t, addr, "WAIT", 1, 2000)); n != 1 {
-		t.Errorf("WAIT 1 on the new master = %d, want the old master to acknowledge as its replica", n)
+	nc, err := redis.Dial("tcp", addr, redis.DialReadTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if _, err := nc.Do("SET", "after", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := redis.Int(nc.Do("WAIT", 1, 2000)); n != 1 {
+		t.Errorf("WAIT 1 on the new master = %d (%v), want the old master to acknowledge as its replica", n, err)
 	}
 	if !exists(t, m.Addr(), "after") || !exists(t, m.Addr(), "synced") {
 		t.Error("the rejoined master lacks the new master's data")
