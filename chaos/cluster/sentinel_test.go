@@ -27,17 +27,8 @@ func TestReplicatedFailover(t *testing.T) {
 	if addr, err := r.MasterAddr(ctx); err != nil || addr != m.Addr() {
 		t.Fatalf("sentinel names %q (%v), want %s", addr, err, m.Addr())
 	}
-	// WAIT waits for the writes of its own connection.
-	c, err := redis.Dial("tcp", m.Addr(), redis.DialReadTimeout(5*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Do("SET", "synced", "1"); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := redis.Int(c.Do("WAIT", 1, 2000)); n != 1 {
-		t.Fatalf("WAIT 1 = %d (%v) before the lag", n, err)
+	if n := setWait(t, m.Addr(), "synced"); n != 1 {
+		t.Fatalf("WAIT 1 = %d before the lag", n)
 	}
 	if err := r.Lag(time.Minute); err != nil {
 		t.Fatal(err)
@@ -61,18 +52,30 @@ func TestReplicatedFailover(t *testing.T) {
 	if err := r.Rejoin(ctx, addr); err != nil {
 		t.Fatal(err)
 	}
-	nc, err := redis.Dial("tcp", addr, redis.DialReadTimeout(5*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	if _, err := nc.Do("SET", "after", "1"); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := redis.Int(nc.Do("WAIT", 1, 2000)); n != 1 {
-		t.Errorf("WAIT 1 on the new master = %d (%v), want the old master to acknowledge as its replica", n, err)
+	if n := setWait(t, addr, "after"); n != 1 {
+		t.Errorf("WAIT 1 on the new master = %d, want the old master to acknowledge as its replica", n)
 	}
 	if !exists(t, m.Addr(), "after") || !exists(t, m.Addr(), "synced") {
 		t.Error("the rejoined master lacks the new master's data")
 	}
+}
+
+// setWait sets key on the master at addr and returns how many replicas
+// acknowledged it within 2s (WAIT 1 on the connection of the write: WAIT
+// counts the acknowledgements of its own connection's writes).
+func setWait(t *testing.T, addr, key string) int {
+	t.Helper()
+	c, err := redis.Dial("tcp", addr, redis.DialReadTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Do("SET", key, "1"); err != nil {
+		t.Fatal(err)
+	}
+	n, err := redis.Int(c.Do("WAIT", 1, 2000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
