@@ -69,3 +69,73 @@ func (c *Committer) run(ctx context.Context) {
 		}
 	}
 }
+
+// Durables is the redlock.DurableNode ability of a Node, made of
+// Committers: one per kind of confirmation a Locker asks for (local and
+// replicas), made at its first use. A confirmation made by another master
+// process than the one the Node knew when a caller asked for it (a
+// restart, or a failover, in between) confirms nothing about the writes
+// before: the caller gets an error that matches ErrMasterChanged. Set
+// Commit and RunID before the first call.
+type Durables struct {
+	// Commit writes a probe and waits until it is durable as asked (in
+	// the master's AOF on disk with local; acknowledged by replicas
+	// replicas), bounded by ctx, as Committer.Commit does, and returns
+	// the run id of the master process that answered ("" when unknown).
+	Commit func(ctx context.Context, local bool, replicas int) (l, r int, ranOn string, err error)
+	// RunID returns the run id of the master process the Node knows now
+	// (Identity.RunID), "" when unknown.
+	RunID func() string
+
+	mu    sync.Mutex
+	kinds map[durableKind]*kindCommitter
+}
+
+// durableKind is what a confirmation waits for.
+type durableKind struct {
+	local    bool
+	replicas int
+}
+
+// kindCommitter confirms one kind. ranOn is the run id of the master its
+// last confirmation ran on: Commit writes it, and the done funcs of that
+// confirmation read it after Commit returned, on the Committer's
+// goroutine.
+type kindCommitter struct {
+	Committer
+	ranOn string
+}
+
+// Durable asks for a confirmation that every write that ran on the master
+// before the call is durable as asked, and returns at once; done runs
+// once with the counts acknowledged, or the error, on a goroutine of the
+// Committer's. It is the redlock.DurableNode ability.
+func (d *Durables) Durable(ctx context.Context, local bool, replicas int, done func(local, replicas int, err error)) {
+	want := d.RunID()
+	k := d.committer(durableKind{local, replicas})
+	k.Durable(ctx, func(l, r int, err error) {
+		if err == nil {
+			err = checkMaster(want, k.ranOn)
+		}
+		done(l, r, err)
+	})
+}
+
+// committer returns the committer of kind, made at its first use.
+func (d *Durables) committer(kind durableKind) *kindCommitter {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if k := d.kinds[kind]; k != nil {
+		return k
+	}
+	if d.kinds == nil {
+		d.kinds = make(map[durableKind]*kindCommitter)
+	}
+	k := &kindCommitter{}
+	k.Commit = func(ctx context.Context) (l, r int, err error) {
+		l, r, k.ranOn, err = d.Commit(ctx, kind.local, kind.replicas)
+		return l, r, err
+	}
+	d.kinds[kind] = k
+	return k
+}

@@ -66,3 +66,58 @@ func TestCommitterError(t *testing.T) {
 		}
 	})
 }
+
+// Durables keeps a Committer per kind, hands each confirmation the kind it
+// asked for, and fails one made by another master process than the one the
+// Node knew when the caller asked (ErrMasterChanged); an unknown process
+// passes.
+func TestDurables(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		known, answering := "a", "a"
+		asked := map[[2]int]int{}
+		d := &nodeutil.Durables{
+			RunID: func() string { mu.Lock(); defer mu.Unlock(); return known },
+			Commit: func(_ context.Context, local bool, replicas int) (int, int, string, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				l := 0
+				if local {
+					l = 1
+				}
+				asked[[2]int{l, replicas}]++
+				return l, replicas, answering, nil
+			},
+		}
+		ask := func(local bool, replicas int) (int, int, error) {
+			type outcome struct {
+				l, r int
+				err  error
+			}
+			ch := make(chan outcome, 1)
+			d.Durable(t.Context(), local, replicas, func(l, r int, err error) { ch <- outcome{l, r, err} })
+			o := <-ch
+			return o.l, o.r, o.err
+		}
+		set := func(k, a string) { mu.Lock(); known, answering = k, a; mu.Unlock() }
+		if l, r, err := ask(true, 2); err != nil || l != 1 || r != 2 {
+			t.Errorf("local and 2 replicas: %d %d %v", l, r, err)
+		}
+		if _, r, err := ask(false, 1); err != nil || r != 1 {
+			t.Errorf("1 replica: %d %v", r, err)
+		}
+		set("a", "b") // restarted between the write and its confirmation
+		if _, _, err := ask(false, 1); !errors.Is(err, nodeutil.ErrMasterChanged) {
+			t.Errorf("confirmed by another process: %v, want ErrMasterChanged", err)
+		}
+		for _, runIDs := range [][2]string{{"", "b"}, {"b", ""}, {"b", "b"}} {
+			set(runIDs[0], runIDs[1])
+			if _, _, err := ask(false, 1); err != nil {
+				t.Errorf("known %q, answered by %q: %v", runIDs[0], runIDs[1], err)
+			}
+		}
+		if asked[[2]int{1, 2}] != 1 || asked[[2]int{0, 1}] != 5 {
+			t.Errorf("commits per kind: %v", asked)
+		}
+	})
+}

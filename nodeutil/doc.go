@@ -13,7 +13,12 @@
 //     late must; Exec does all of it for a client whose commands are built
 //     from strings (rueidis, valkey-go);
 //   - durable grants' group commit (Committer: one probe write and one
-//     WAITAOF for every write before it);
+//     WAITAOF for every write before it; Durables: the DurableNode
+//     ability made of them, which refuses a confirmation made by another
+//     master process than the grant's, ErrMasterChanged);
+//   - the master's process identity read on each new connection
+//     (IdentityCommands, Identity), for the restart guard
+//     (redlock.MasterIdentity) and for Durables;
 //   - arguments formatted as redigo (and so *pool.Node) formats them, an
 //     error reply's message as the master sent it, the argument list of a
 //     prepared script call taken apart, and a client made lazily, so that a

@@ -34,6 +34,10 @@ type conn struct {
 	raw  net.Conn
 	tls  bool
 	idle *idleChecker // made at the first check
+	// runID is the master's run id as the connection's set-up read it
+	// ("" when unknown): durable confirmations must come from the master
+	// process that took the writes (durable.go).
+	runID string
 }
 
 // DoContext implements redis.ConnWithContext.
@@ -114,7 +118,7 @@ func dial(ctx context.Context, cfg Config, id *identity) (*conn, error) {
 	defer cancel()
 	rc, err := redis.DialContext(ctx, "tcp", cfg.Addr, opts...)
 	if err == nil {
-		if err = identify(ctx, rc, id); err != nil {
+		if c.runID, err = identify(ctx, rc, id); err != nil {
 			rc.Close()
 		}
 	}

@@ -18,28 +18,33 @@ import (
 // local. Both wait for the writes of the connection they are sent on, and
 // block it meanwhile, so they never go on the shared pipelined connection:
 // a connection of their own writes a probe and waits for it
-// (nodeutil.Committer, group commit), which confirms every write that ran on
-// the master before the probe, on any connection.
+// (nodeutil.Durables and Committer, group commit), which confirms every
+// write that ran on the master before the probe, on any connection. A
+// confirmation made by another master process than the one the Node knew
+// when it was asked for (the master restarted, and the durable connection
+// was dialed anew, after the writes) confirms nothing about them: it fails
+// with nodeutil.ErrMasterChanged.
 
-// durables are a Node's committers, one per kind of confirmation, and the
-// connection they share.
+// durables are a Node's committers and the connection they share.
 type durables struct {
 	n *Node
-
-	mu         sync.Mutex
-	committers map[durableKind]*nodeutil.Committer
+	nodeutil.Durables
 
 	// connMu is held for a whole confirmation (the committers take turns
-	// on the one connection); mu never waits for it.
+	// on the one connection).
 	connMu sync.Mutex
 	conn   *conn // nil until dialed, and after it failed
 	probe  int64
 }
 
-// durableKind is what a confirmation waits for.
-type durableKind struct {
-	local    bool
-	replicas int
+// init makes d n's.
+func (d *durables) init(n *Node) {
+	d.n = n
+	d.Commit = d.commit
+	d.RunID = func() string {
+		runID, _, _, _, _ := n.ident.get()
+		return runID
+	}
 }
 
 // Durable asks for a confirmation that every write that ran on the master
@@ -50,47 +55,40 @@ type durableKind struct {
 // Node's. Concurrent calls share one confirmation. ctx bounds it, and its
 // deadline is the WAITAOF's timeout. It is the redlock.DurableNode ability.
 func (n *Node) Durable(ctx context.Context, local bool, replicas int, done func(local, replicas int, err error)) {
-	n.durable.committer(durableKind{local, replicas}).Durable(ctx, done)
-}
-
-func (d *durables) committer(k durableKind) *nodeutil.Committer {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if c := d.committers[k]; c != nil {
-		return c
-	}
-	if d.committers == nil {
-		d.committers = make(map[durableKind]*nodeutil.Committer)
-	}
-	c := &nodeutil.Committer{Commit: func(ctx context.Context) (int, int, error) { return d.commit(ctx, k) }}
-	d.committers[k] = c
-	return c
+	n.durable.Durable(ctx, local, replicas, done)
 }
 
 // commit writes a probe on the durable connection and waits for it: one
 // confirmation at a time per Node (the committers take turns on the one
-// connection).
-func (d *durables) commit(ctx context.Context, k durableKind) (local, replicas int, err error) {
+// connection). It returns the run id the connection read when it was
+// dialed.
+func (d *durables) commit(ctx context.Context, local bool, replicas int) (l, r int, ranOn string, err error) {
 	d.connMu.Lock()
 	defer d.connMu.Unlock()
 	if d.conn == nil {
 		c, err := dial(ctx, d.n.cfg, d.n.ident)
 		if err != nil {
-			return 0, 0, fmt.Errorf("pool: %s: durable: %w", d.n.addr, err)
+			return 0, 0, "", fmt.Errorf("pool: %s: durable: %w", d.n.addr, err)
 		}
 		d.conn = c
 	}
+	c := d.conn
+	l, r, err = d.probeOn(ctx, c, local, replicas)
+	return l, r, c.runID, err
+}
+
+// probeOn writes the next probe on c and waits for it.
+func (d *durables) probeOn(ctx context.Context, c *conn, local bool, replicas int) (l, r int, err error) {
 	d.probe++
 	wait := time.Second
 	if dl, ok := ctx.Deadline(); ok {
 		wait = max(time.Until(dl), time.Millisecond)
 	}
 	ms := strconv.FormatInt(wait.Milliseconds(), 10)
-	cmd, args := "WAIT", []any{k.replicas, ms}
-	if k.local {
-		cmd, args = "WAITAOF", []any{1, k.replicas, ms}
+	cmd, args := "WAIT", []any{replicas, ms}
+	if local {
+		cmd, args = "WAITAOF", []any{1, replicas, ms}
 	}
-	c := d.conn
 	c.Send("SET", nodeutil.DurableProbe, d.probe, "PX", 60000)
 	c.Send(cmd, args...)
 	if err := c.Flush(); err != nil {
@@ -103,7 +101,7 @@ func (d *durables) commit(ctx context.Context, k durableKind) (local, replicas i
 	if err != nil {
 		return d.fail(err)
 	}
-	if k.local {
+	if local {
 		counts, err := redis.Ints(reply, nil)
 		if err != nil || len(counts) != 2 {
 			return 0, 0, fmt.Errorf("pool: %s: unexpected WAITAOF reply %v (%v)", d.n.addr, reply, err)

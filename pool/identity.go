@@ -34,7 +34,7 @@ type identity struct {
 // masterInfo is one reading.
 type masterInfo struct {
 	runID     string
-	started   time.Time // now - uptime_in_seconds, when read
+	started   time.Time // now - uptime_in_seconds + 1s, when read: the latest start
 	restarted bool      // runID is not the first run id this Node saw
 	durable   bool      // AOF on with appendfsync always
 }
@@ -46,7 +46,12 @@ func (id *identity) note(runID string, uptime time.Duration, durable bool) {
 	if id.first == "" {
 		id.first = runID
 	}
-	id.cur.Store(&masterInfo{runID: runID, started: time.Now().Add(-uptime), restarted: runID != id.first, durable: durable})
+	// uptime_in_seconds counts whole seconds of the wall clock
+	// (floor(now) - floor(start)): the process started after now - uptime
+	// - 1s and before now - uptime + 1s. The latest is the safe one for the
+	// guard, which must not end before the master was up for its length.
+	started := time.Now().Add(time.Second - uptime)
+	id.cur.Store(&masterInfo{runID: runID, started: started, restarted: runID != id.first, durable: durable})
 }
 
 // get returns the newest reading.
@@ -59,43 +64,44 @@ func (id *identity) get() (runID string, started time.Time, restarted, durable, 
 }
 
 // identify reads the master's identity on a new connection, bounded by ctx,
-// and notes it in id. Error replies (INFO or CONFIG refused) are no error:
-// the identity stays unknown, or not durable; a transport error fails the
-// connection's set-up.
-func identify(ctx context.Context, c redis.Conn, id *identity) error {
+// notes it in id, and returns the run id it read ("" when unknown). Error
+// replies (INFO or CONFIG refused) are no error: the identity stays
+// unknown, or not durable; a transport error fails the connection's
+// set-up.
+func identify(ctx context.Context, c redis.Conn, id *identity) (string, error) {
 	if id == nil {
-		return nil
+		return "", nil
 	}
 	cmds := [][]any{{"INFO", "server"}, {"INFO", "persistence"}, {"CONFIG", "GET", "appendfsync"}}
 	for _, cmd := range cmds {
 		if err := c.Send(cmd[0].(string), cmd[1:]...); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if err := c.Flush(); err != nil {
-		return err
+		return "", err
 	}
 	replies := make([]any, len(cmds))
 	errs := make([]error, len(cmds))
 	for i := range replies {
 		replies[i], errs[i] = redis.ReceiveContext(c, ctx)
 		if _, refused := errs[i].(redis.Error); errs[i] != nil && !refused {
-			return errs[i] // a transport error: the connection is no good
+			return "", errs[i] // a transport error: the connection is no good
 		}
 	}
 	server, err := redis.String(replies[0], errs[0])
 	if err != nil {
-		return nil // INFO refused: the identity stays unknown
+		return "", nil // INFO refused: the identity stays unknown
 	}
 	runID, uptime, ok := parseServerInfo(server)
 	if !ok {
-		return nil
+		return "", nil
 	}
 	persistence, _ := redis.String(replies[1], errs[1])
 	fsync, _ := redis.StringMap(replies[2], errs[2])
 	durable := infoField(persistence, "aof_enabled") == "1" && fsync["appendfsync"] == "always"
 	id.note(runID, uptime, durable)
-	return nil
+	return runID, nil
 }
 
 // parseServerInfo reads run_id and uptime_in_seconds from INFO server.
@@ -119,10 +125,10 @@ func infoField(info, field string) string {
 }
 
 // MasterIdentity returns what the Node read of its master's process on its
-// newest connection: its run id, when it started (on this client's clock,
-// to the second), whether the run id differs from the first one this Node
-// saw (the master restarted since), and whether it persists every write
-// (AOF with appendfsync always). ok is false before the first connection,
+// newest connection: its run id, when it started at the latest (on this
+// client's clock; uptime counts whole seconds), whether the run id differs
+// from the first one this Node saw (the master restarted since), and
+// whether it persists every write (AOF with appendfsync always). ok is false before the first connection,
 // and when the master refuses INFO. It is the redlock.MasterIdentity
 // ability, which the restart guard uses.
 func (n *Node) MasterIdentity() (runID string, started time.Time, restarted, durable, ok bool) {

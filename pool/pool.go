@@ -131,7 +131,7 @@ func New(cfg Config) *Node {
 	}
 	n := &Node{addr: cfg.Addr, cfg: cfg, ident: &identity{}}
 	n.dialer, n.pooled = newDialer(cfg, n.ident), newPooledDialer(cfg, n.ident)
-	n.durable.n = n
+	n.durable.init(n)
 	n.notify = newNotifier(cfg.Addr, func(ctx context.Context) (redis.Conn, error) { return dial(ctx, cfg, n.ident) })
 	if !cfg.Pooled {
 		n.mux = newMux(n.dialer, cfg.StallTimeout, n.wrapAsync)

@@ -106,3 +106,38 @@ func TestRestartGuardStrict(t *testing.T) {
 		t.Fatalf("MasterIdentity = %q, %v, %v, %v, %v", runID, started, restarted, durable, ok)
 	}
 }
+
+// The guard never ends before the master has been up for its length, by
+// this client's clock. INFO's uptime_in_seconds counts whole seconds of
+// the wall clock (floor(now) - floor(start)): a master started at x.95s
+// reads 1 at (x+1).05s, after 0.1s. Here the masters restart just before
+// a second boundary and are first read just after it.
+func TestRestartGuardUptimeRoundsUp(t *testing.T) {
+	const guard = 2 * time.Second
+	servers, nodes := guardCluster(t, 3, redisproc.Options{})
+	l := newLocker(t, asNodes(nodes), redlock.Config{RestartGuard: guard})
+	for time.Now().Nanosecond() < 900_000_000 { // just before a second boundary
+		time.Sleep(time.Millisecond)
+	}
+	before := time.Now() // the masters start after this
+	for _, s := range servers {
+		if err := s.Restart(0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(time.Until(before.Truncate(time.Second).Add(time.Second + 50*time.Millisecond))) // past the boundary
+	for {
+		lk, err := l.TryLock(t.Context(), "k", time.Second)
+		if err == nil {
+			lk.Unlock(t.Context())
+			if up := time.Since(before); up < guard {
+				t.Fatalf("granted %v after the restart, before the guard's %v", up, guard)
+			}
+			return
+		}
+		if !errors.Is(err, redlock.ErrRestarted) {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -29,9 +29,15 @@
 // a Cluster's replicas, a managed service's failover) can lose a lock that
 // was granted just before the failover: the replica may not have received
 // the write. For the algorithm that is exactly a master restarted without
-// persistence. Count such a master as one that may forget, and keep the
-// quorum's safety by the usual rules: persistence (appendfsync always) or
-// a restart delay longer than the longest TTL, and no failover within it.
+// persistence. redlock.Config.Durability makes a grant count only once the
+// master's replicas acknowledged it (WAIT) or its AOF holds it on disk
+// (WAITAOF); the Node has that ability (redlock.DurableNode, durable.go) for
+// a *redis.Client, a failover client included, and refuses a confirmation
+// made by another master process than the grant's. It also reads the
+// master's identity on each new connection (redlock.MasterIdentity,
+// identity.go), which the restart guard needs. What stays unsafe: a replica
+// that restarts empty and is promoted, and a failover to a replica that did
+// not acknowledge (see the README).
 //
 // # Versions
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/quorumlock/quorumlock/nodeutil"
 	"github.com/quorumlock/quorumlock/pubsub"
@@ -13,19 +14,25 @@ import (
 )
 
 // Node is one Redis master reached through a go-redis client. It implements
-// redlock.Node, redlock.Subscriber and redlock.PreparedEvaler. Its methods
-// are safe for concurrent use.
+// redlock.Node, redlock.Subscriber, redlock.PreparedEvaler,
+// redlock.MasterIdentity (identity.go) and redlock.DurableNode
+// (durable.go). Its methods are safe for concurrent use.
 type Node struct {
-	c    redis.UniversalClient
-	addr string
-	conn *connState // nil when the Node cannot watch c's dials (a ClusterClient)
-	subs *pubsub.Registry
+	c       redis.UniversalClient
+	addr    string
+	conn    *connState // nil when the Node cannot watch c's dials (a ClusterClient)
+	subs    *pubsub.Registry
+	ident   nodeutil.Identity // read on each new connection of a *redis.Client
+	durable nodeutil.Durables // durable.go
+	probe   atomic.Int64      // the durable probes' counter
 }
 
 var (
 	_ redlock.Node           = (*Node)(nil)
 	_ redlock.Subscriber     = (*Node)(nil)
 	_ redlock.PreparedEvaler = (*Node)(nil)
+	_ redlock.MasterIdentity = (*Node)(nil)
+	_ redlock.DurableNode    = (*Node)(nil)
 )
 
 // New returns a Node over c, which must be one master: a *redis.Client (one
@@ -41,8 +48,10 @@ var (
 // adds its own pub/sub connection, opened on the first Subscribe, and, to a
 // *redis.Client, a hook that watches its dials (so that a call to a
 // master that refuses connections fails with the dial's error at once,
-// instead of waiting for go-redis's dial retries until its context ends;
-// add the Node before c is shared by goroutines, as for any AddHook). The
+// instead of waiting for go-redis's dial retries until its context ends)
+// and an OnConnect, run after c's own, that reads the master's identity
+// on each new connection (identity.go); add the Node before c is shared by
+// goroutines, as for any AddHook. The
 // Node's commands are never retried by go-redis, whatever c's MaxRetries
 // (see the package documentation), so c need not be configured for the
 // Node.
@@ -73,10 +82,12 @@ func NewCluster(c *redis.ClusterClient) (*Node, error) {
 
 func newNode(c redis.UniversalClient) *Node {
 	n := &Node{c: c, addr: addrOf(c)}
+	n.durable.Commit, n.durable.RunID = n.commit, n.ident.RunID
 	if rc, ok := c.(*redis.Client); ok {
 		n.conn = newConnState()
 		n.conn.connected = rc.PoolStats().TotalConns > 0
 		rc.AddHook(n.conn)
+		n.watchIdentity(rc)
 	}
 	n.subs = pubsub.New(pubsub.Config{Dial: n.dialPubSub})
 	return n

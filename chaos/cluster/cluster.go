@@ -80,15 +80,23 @@ const (
 	// PersistenceAOF runs with AOF and appendfsync always: a restarted node
 	// comes back with every acknowledged write.
 	PersistenceAOF
+	// PersistenceEverysec runs with AOF and appendfsync everysec, the
+	// common production setting: a killed process keeps what it wrote to
+	// its AOF, but a crash of the machine loses what was not fsynced yet,
+	// up to a second of writes (PowerLoss emulates it). The local backend
+	// only.
+	PersistenceEverysec
 )
 
-// String returns "any", "none" or "aof".
+// String returns "any", "none", "aof" or "everysec".
 func (p Persistence) String() string {
 	switch p {
 	case PersistenceNone:
 		return "none"
 	case PersistenceAOF:
 		return "aof"
+	case PersistenceEverysec:
+		return "everysec"
 	default:
 		return "any"
 	}
@@ -109,6 +117,25 @@ func (c Config) ServerBinary() string {
 		return c.Server
 	}
 	return envOr(ServerEnv, DefaultServer)
+}
+
+// args are the server options of p beyond redisproc's: AOF with
+// appendfsync everysec for PersistenceEverysec (they override redisproc's
+// "--appendonly no").
+func (p Persistence) args() []string {
+	if p == PersistenceEverysec {
+		return []string{"--appendonly", "yes", "--appendfsync", "everysec"}
+	}
+	return nil
+}
+
+// dockerSupports returns ErrUnsupported for a persistence that only the
+// local backend provides.
+func dockerSupports(p Persistence) error {
+	if p == PersistenceEverysec {
+		return fmt.Errorf("%w: persistence %s needs the local backend (a power loss cuts the AOF back in the node's data directory)", ErrUnsupported, p)
+	}
+	return nil
 }
 
 func (c Config) nodes() int {

@@ -43,6 +43,9 @@ type Compose struct {
 // run with the same command line; see docker-compose.yml). Keys left by
 // earlier runs do not matter: every run uses keys of its own.
 func OpenCompose(ctx context.Context, cfg ComposeConfig) (*Compose, error) {
+	if err := dockerSupports(cfg.Persistence); err != nil {
+		return nil, err
+	}
 	if cfg.ContainerPrefix == "" {
 		cfg.ContainerPrefix = ComposeContainerPrefix
 	}

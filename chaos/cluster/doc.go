@@ -22,4 +22,10 @@
 // shifting the expiry of every key on it; ScriptFlush empties its script
 // cache. The local backend runs redis-server, or valkey-server (or another
 // compatible server) named by Config.Server or QUORUMLOCK_SERVER.
+//
+// On the local backend only: PersistenceEverysec nodes can lose power
+// (Sync, PowerLoss: the AOF cut back to its last fsync, as a crash of the
+// machine does; powerloss.go), and StartReplicated gives every master a
+// replica and fails one over with a real Sentinel, its replica's link
+// lagging (sentinel.go). WaitAOFServer finds a server with WAITAOF.
 package cluster

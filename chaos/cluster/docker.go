@@ -71,6 +71,9 @@ type Docker struct {
 // StartDocker starts cfg.Nodes containers of the configured image and waits
 // until each answers PING. The image must be present or pullable.
 func StartDocker(ctx context.Context, cfg DockerConfig) (*Docker, error) {
+	if err := dockerSupports(cfg.Persistence); err != nil {
+		return nil, err
+	}
 	p, err := dockertest.NewPool(cfg.Endpoint)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: docker: %w", err)

@@ -27,14 +27,15 @@ func StartLocal(ctx context.Context, cfg Config) (*Local, error) {
 			return nil, err
 		}
 		s, err := redisproc.Start(redisproc.Options{Binary: cfg.ServerBinary(),
-			AppendOnly: cfg.Persistence == PersistenceAOF, Password: cfg.Password})
+			AppendOnly: cfg.Persistence == PersistenceAOF, Password: cfg.Password, Args: cfg.Persistence.args()})
 		if err != nil {
 			l.Close()
 			return nil, fmt.Errorf("cluster: local node %d: %w", i, err)
 		}
 		l.procs = append(l.procs, s)
 		setPassword(s.Addr(), cfg.Password)
-		l.nodes = append(l.nodes, &localNode{name: nodeName(i), s: s, aof: cfg.Persistence == PersistenceAOF})
+		l.nodes = append(l.nodes, &localNode{name: nodeName(i), s: s, aof: cfg.Persistence == PersistenceAOF,
+			everysec: cfg.Persistence == PersistenceEverysec})
 	}
 	return l, nil
 }
@@ -60,9 +61,10 @@ func (l *Local) Close() error {
 
 // localNode is one redis-server process.
 type localNode struct {
-	name string
-	s    *redisproc.Server
-	aof  bool
+	name     string
+	s        *redisproc.Server
+	aof      bool // appendfsync always
+	everysec bool // appendfsync everysec: a FsyncNode
 }
 
 func (n *localNode) Name() string                 { return n.name }

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -13,6 +14,17 @@ import (
 // inspection and fault commands never share connections with the clients
 // under test.
 func do(ctx context.Context, addr, cmd string, args ...any) (any, error) {
+	replies, err := doAll(ctx, addr, append([]any{cmd}, args...))
+	if err != nil {
+		return nil, err
+	}
+	return replies[0], nil
+}
+
+// doAll runs commands (each its name and arguments) one after the other on
+// one fresh connection to addr, as do does one, and returns their replies;
+// it stops at the first error.
+func doAll(ctx context.Context, addr string, cmds ...[]any) ([]any, error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(5 * time.Second)
@@ -34,7 +46,13 @@ func do(ctx context.Context, addr, cmd string, args ...any) (any, error) {
 		return nil, err
 	}
 	defer c.Close()
-	return redis.DoContext(c, ctx, cmd, args...)
+	replies := make([]any, len(cmds))
+	for i, cmd := range cmds {
+		if replies[i], err = redis.DoContext(c, ctx, cmd[0].(string), cmd[1:]...); err != nil {
+			return nil, err
+		}
+	}
+	return replies, nil
 }
 
 // awaitPing polls addr until it answers PING or ctx ends.
@@ -176,4 +194,14 @@ func appendOnly(ctx context.Context, addr string) (bool, error) {
 		return false, err
 	}
 	return aof == "yes" && fsync == "always", nil
+}
+
+// infoValue is the value of field in an INFO reply, "" when absent.
+func infoValue(info, field string) string {
+	for line := range strings.Lines(info) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && k == field {
+			return v
+		}
+	}
+	return ""
 }

@@ -370,5 +370,32 @@ func Defects() []Defect {
 			Scenarios: []string{"restart-delayed"},
 			Note:      "restart-delayed: a master restarted empty after the TTL; fences must increase across it",
 		},
+		{
+			Name:        "guard-ignored",
+			Description: "the restart guard counts every grant: a master that restarted empty is trusted at once (issue 23 item 1)",
+			Edits: []Edit{{File: "redlock/guard.go",
+				Anchor:  "if !v.Yes || s.ident == nil || g.strict < 0 || g.durable {",
+				Replace: "if true {"}},
+			Scenarios: []string{"restart-guarded"},
+			Note:      "restart-guarded: B, whose Nodes saw the master before it restarted, gets the lock A holds: overlap",
+		},
+		{
+			Name:        "grant-before-durable",
+			Description: "a grant counts at once, before the master confirmed it durable (issue 23 items 3-4)",
+			Edits: []Edit{{File: "redlock/durable.go",
+				Anchor:  "if !v.Yes || !c.durable {",
+				Replace: "if true {"}},
+			Scenarios: []string{"restart-everysec-durable", "failover-replicated"},
+			Note:      "restart-everysec-durable (needs valkey-server or Redis 7.2+; skipped, and so Broken, without): the grant that a power loss took counts; failover-replicated: the grant the lagging replica never got counts; B gets the lock A holds",
+		},
+		{
+			Name:        "replica-wait-skipped",
+			Description: "a durable confirmation counts whatever number of replicas acknowledged it (issue 23 item 4)",
+			Edits: []Edit{{File: "redlock/durable.go",
+				Anchor:  "case d.Local && local < 1, replicas < d.Replicas:",
+				Replace: "case d.Local && local < 1:"}},
+			Scenarios: []string{"failover-replicated"},
+			Note:      "failover-replicated: the replica lags past WAIT's second, so A's first grant comes back acknowledged by none, counts, and is gone with the failover: overlap",
+		},
 	}
 }

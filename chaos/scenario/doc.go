@@ -3,7 +3,10 @@
 // are injected, and checks the outcome it expects, from "mutual exclusion
 // holds while a minority fails" to the known ways Redlock breaks (a restart
 // without persistence, a server clock jump) and what fencing tokens catch (a
-// holder paused past its TTL).
+// holder paused past its TTL), and, for each protection of the library
+// against those ways (the restart guard, durable grants, the replica wait
+// behind Sentinel), a scenario that shows the overlap without it and its
+// twin that shows none with it (twins.go).
 //
 // All returns the scenarios; Scenario.Run runs one on a backend and returns
 // a Result with its counts, its checks and its verdict (Pass when every

@@ -417,13 +417,22 @@ func (r *Run) Env(ctx context.Context, cfg workload.EnvConfig) (*workload.Env, e
 			return cluster.Start(ctx, r.opts.Backend, cfg)
 		}
 	}
+	return r.EnvOn(ctx, func(ctx context.Context) (cluster.Cluster, error) {
+		return open(ctx, cluster.Config{Nodes: Nodes, Persistence: r.sc.Persistence, Server: r.opts.Server})
+	}, cfg)
+}
+
+// EnvOn is Env over the cluster that open starts, for a scenario that
+// needs another cluster than the backend's (replicated masters, another
+// server binary).
+func (r *Run) EnvOn(ctx context.Context, open func(ctx context.Context) (cluster.Cluster, error), cfg workload.EnvConfig) (*workload.Env, error) {
 	r.mu.Lock()
 	closed := r.closed
 	r.mu.Unlock()
 	if closed {
 		return nil, ErrAbandoned
 	}
-	c, err := open(ctx, cluster.Config{Nodes: Nodes, Persistence: r.sc.Persistence, Server: r.opts.Server})
+	c, err := open(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -452,6 +461,14 @@ func (r *Run) Env(ctx context.Context, cfg workload.EnvConfig) (*workload.Env, e
 		return nil, ErrAbandoned
 	}
 	return e, nil
+}
+
+// useServer records that the run's masters are bin, which the scenario
+// chose instead of the run's server (Result.Server).
+func (r *Run) useServer(bin string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.res.Server = bin
 }
 
 // ErrAbandoned is the error of Run.Env called by a hung body that woke up

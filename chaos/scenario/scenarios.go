@@ -17,7 +17,7 @@ import (
 
 // All returns every scenario, in the order the suite runs them.
 func All() []Scenario {
-	return append(append(classic(), safeScenarios()...), commandScenarios()...)
+	return append(append(append(classic(), safeScenarios()...), commandScenarios()...), protections()...)
 }
 
 // classic are the first nine scenarios, on fenced locks.
@@ -45,16 +45,16 @@ func classic() []Scenario {
 			Name:        "restart-unsafe",
 			Unsafe:      true,
 			Persistence: cluster.PersistenceNone,
-			Invariant:   "mutual exclusion across the restart, without persistence and without delay, of a master two quorums share (the Redlock spec's case)",
-			Expect:      "overlap produced and detected: the restarted master forgot the first lock and granted it again",
-			run:         sharedNode(10*time.Second, func(time.Duration) fault.Fault { return fault.Fault{Kind: fault.Restart, Node: 2} }),
+			Invariant:   "mutual exclusion across the restart, without persistence and without delay, of a master two quorums share (the Redlock spec's case), with the restart guard off (RestartGuard -1) for a client that saw the master before",
+			Expect:      "overlap produced and detected: the restarted master forgot the first lock and granted it again; restart-guarded is the same restart with the guard on",
+			run:         shared{ttl: 10 * time.Second, disrupt: restartAtOnce, guard: -1, warm: true}.run,
 		},
 		{
 			Name:        "restart-aof",
 			Persistence: cluster.PersistenceAOF,
 			Invariant:   "mutual exclusion across the same restart with AOF and appendfsync always",
 			Expect:      "0 overlaps: the restarted master still holds the first lock; the second client gets it after the release",
-			run:         sharedNode(3*time.Second, func(time.Duration) fault.Fault { return fault.Fault{Kind: fault.Restart, Node: 2} }),
+			run:         sharedNode(3*time.Second, restartAtOnce),
 		},
 		{
 			Name:        "restart-delayed",
@@ -334,83 +334,6 @@ func splitVote(ctx context.Context, r *Run) error {
 		"%d of %d rounds granted nobody within 5s; first grant of a round after %v at worst; %d rounds left some client without the lock within 5s",
 		stuck, rounds, slowest.Round(time.Millisecond), incomplete)
 	return nil
-}
-
-// work is how long a holder of the scripted scenarios works in its critical
-// section before it writes.
-const work = 100 * time.Millisecond
-
-// sharedNode returns the body of the scenarios about a master two quorums
-// share. Client A reaches masters 0-2 only and client B masters 2-4 only.
-// A locks on {0,1,2}; then master 2 is disrupted; then B tries for a second
-// and writes if it got the lock; then A finishes its work, writes and
-// releases; B, if it did not get the lock yet, gets it now. The unsafe
-// scenarios take a long TTL, so that A's lock is still valid when B gets it
-// however slow the restart is (A releases right after, so the run stays
-// short); the safe ones need no such margin.
-func sharedNode(ttl time.Duration, disrupt func(ttl time.Duration) fault.Fault) func(context.Context, *Run) error {
-	return func(ctx context.Context, r *Run) error {
-		e, err := r.Env(ctx, workload.EnvConfig{Clients: 2})
-		if err != nil {
-			return err
-		}
-		a, b := e.Client(0), e.Client(1)
-		if err := r.Apply(ctx,
-			fault.Fault{Kind: fault.Cut, Node: 3, Clients: []int{0}},
-			fault.Fault{Kind: fault.Cut, Node: 4, Clients: []int{0}},
-			fault.Fault{Kind: fault.Cut, Node: 0, Clients: []int{1}},
-			fault.Fault{Kind: fault.Cut, Node: 1, Clients: []int{1}},
-		); err != nil {
-			return err
-		}
-		ha, err := acquire(ctx, a, "k", ttl)
-		if err != nil {
-			return fmt.Errorf("scenario: client A could not lock on masters 0-2: %w", err)
-		}
-		r.Logf("A granted on redis-0..2 (token %d), valid for %v", ha.Token, time.Until(ha.Lock.Until()).Round(time.Millisecond))
-		f := disrupt(ttl)
-		if err := r.Apply(ctx, f); err != nil {
-			return err
-		}
-		r.Logf("then %v", f)
-
-		bctx, cancel := context.WithTimeout(ctx, time.Second)
-		hb, errB := b.Acquire(bctx, "k", ttl, false)
-		cancel()
-		bWhileA := hb != nil && time.Now().Before(ha.Lock.Until())
-		if hb != nil {
-			r.Logf("B granted on redis-2..4 (token %d) while A valid: %t", hb.Token, bWhileA)
-			hb.Write()
-		}
-		time.Sleep(work) // A is still in its critical section
-		if !ha.Write() {
-			r.Logf("A's write with token %d rejected as stale", ha.Token)
-		}
-		if err := ha.Release(ctx); err != nil {
-			r.Logf("A's release: %v", err)
-		}
-		if hb == nil {
-			lctx, cancel := context.WithTimeout(ctx, ttl+5*time.Second)
-			hb, errB = b.Acquire(lctx, "k", ttl, false)
-			cancel()
-			if hb != nil {
-				r.Logf("B granted after A released (token %d)", hb.Token)
-				hb.Write()
-			}
-		}
-		r.Check("B acquires", hb != nil, "%s", errText(errB))
-		if hb != nil {
-			hb.Release(ctx)
-		}
-		c := r.Checked()
-		if r.sc.Unsafe {
-			r.Check("overlap produced and detected", len(c.Overlaps) > 0, "%d overlaps; B granted while A valid: %t", len(c.Overlaps), bWhileA)
-		} else {
-			r.Check("no overlap", c.Safe(), "%d overlaps", len(c.Overlaps))
-			r.Check("B not granted while A's lock was valid", !bWhileA, "B granted while A valid: %t", bWhileA)
-		}
-		return nil
-	}
 }
 
 // pausedHolder pauses a holder past its TTL while another client takes the

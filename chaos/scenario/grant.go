@@ -1,0 +1,108 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// grantNode is a master as one client sees it, which strikes the instant
+// the master grants that client a key for the first time: on reads the
+// reply of the first script call on the key that the master answers with
+// a grant (an acquire's count or fencing token; no release or Extend
+// comes before the first grant), runs strike before the client sees the
+// reply, then hands the reply on. So a fault lands after the master took
+// the grant and before the client could count it, or ask for it to be
+// confirmed durable.
+//
+// It forwards the abilities that the scenarios' protections need
+// (redlock.DurableNode, redlock.MasterIdentity) and hides the others, so
+// that the Locker calls Eval, where the grant is seen.
+type grantNode struct {
+	redlock.Node
+	key    string
+	strike func() error // nil: none
+	// confirmed, if set, is called with every durable confirmation the
+	// master delivers (Durable's done), on any goroutine.
+	confirmed func(local, replicas int, err error)
+
+	once sync.Once
+	err  error       // strike's
+	done atomic.Bool // strike ran
+
+	mu    sync.Mutex
+	after *error // the outcome of the first confirmation asked for after the strike
+}
+
+var (
+	_ redlock.DurableNode    = (*grantNode)(nil)
+	_ redlock.MasterIdentity = (*grantNode)(nil)
+)
+
+// Eval strikes on the first grant of the key.
+func (n *grantNode) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
+	reply, err := n.Node.Eval(ctx, hash, src, keys, args...)
+	if c, ok := reply.(int64); err == nil && ok && c > 0 && len(keys) >= 2 && keys[1] == n.key && n.strike != nil {
+		n.once.Do(func() {
+			n.err = n.strike()
+			n.done.Store(true)
+		})
+	}
+	return reply, err
+}
+
+// struck returns strike's error, nil before it ran.
+func (n *grantNode) struck() error {
+	var err error
+	n.once.Do(func() { err = fmt.Errorf("scenario: no grant of %s seen", n.key) })
+	if err != nil {
+		return err
+	}
+	return n.err
+}
+
+// Durable forwards to the wrapped Node.
+func (n *grantNode) Durable(ctx context.Context, local bool, replicas int, done func(local, replicas int, err error)) {
+	d, ok := n.Node.(redlock.DurableNode)
+	if !ok {
+		done(0, 0, fmt.Errorf("scenario: %s cannot confirm durable grants", n.Addr()))
+		return
+	}
+	after := n.done.Load()
+	d.Durable(ctx, local, replicas, func(l, r int, err error) {
+		if after {
+			n.mu.Lock()
+			if n.after == nil {
+				n.after = &err
+			}
+			n.mu.Unlock()
+		}
+		if n.confirmed != nil {
+			n.confirmed(l, r, err)
+		}
+		done(l, r, err)
+	})
+}
+
+// confirmedAfter returns the outcome of the first durable confirmation
+// asked for after the strike, and false when none was.
+func (n *grantNode) confirmedAfter() (error, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.after == nil {
+		return nil, false
+	}
+	return *n.after, true
+}
+
+// MasterIdentity forwards to the wrapped Node.
+func (n *grantNode) MasterIdentity() (runID string, started time.Time, restarted, durable, ok bool) {
+	if m, ok := n.Node.(redlock.MasterIdentity); ok {
+		return m.MasterIdentity()
+	}
+	return "", time.Time{}, false, false, false
+}

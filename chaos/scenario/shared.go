@@ -1,0 +1,222 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/quorumlock/quorumlock/chaos/checker"
+	"github.com/quorumlock/quorumlock/chaos/fault"
+	"github.com/quorumlock/quorumlock/chaos/workload"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// work is how long a holder of the scripted scenarios works in its critical
+// section before it writes.
+const work = 100 * time.Millisecond
+
+// shared configures a scenario about a master two quorums share. Client A
+// reaches masters 0-2 only and client B masters 2-4 only. A locks on
+// {0,1,2}; then master 2 is disrupted; then B tries for a second and
+// writes if it got the lock; then A finishes its work, writes and
+// releases; B, if it did not get the lock yet, gets it now. The unsafe
+// scenarios take a long TTL, so that A's lock is still valid when B gets
+// it however slow the restart is (A releases right after, so the run
+// stays short); the safe ones need no such margin.
+type shared struct {
+	ttl     time.Duration
+	disrupt func(ttl time.Duration) fault.Fault
+	// guard is every client's Config.RestartGuard: 0 the default guard
+	// (the restarts a Node saw), < 0 off.
+	guard time.Duration
+	// warm makes B lock (another key) before A does, as a long-running
+	// client would have: its Nodes meet master 2 before the disruption,
+	// so that the default guard sees a restart.
+	warm bool
+	// strict adds client C, which reaches masters 2-4 like B but first
+	// meets master 2 after the disruption, with the strict guard
+	// (RestartGuard = ttl, the longest TTL any client uses): it tries
+	// once before B, must be held back by the guard, and gets the lock at
+	// the end.
+	strict bool
+}
+
+// restartAtOnce kills master 2 and starts it again without delay.
+func restartAtOnce(time.Duration) fault.Fault { return fault.Fault{Kind: fault.Restart, Node: 2} }
+
+// sharedNode is the body of a scenario about a master two quorums share,
+// with the default guard and no warm-up (see shared).
+func sharedNode(ttl time.Duration, disrupt func(ttl time.Duration) fault.Fault) func(context.Context, *Run) error {
+	return shared{ttl: ttl, disrupt: disrupt}.run
+}
+
+// locker is client i's configuration.
+func (s shared) locker(i int) redlock.Config {
+	cfg := workload.LockerConfig(workload.NodeTimeout)
+	cfg.RestartGuard = s.guard
+	if s.strict && i == 2 {
+		cfg.RestartGuard = s.ttl
+	}
+	return cfg
+}
+
+// cuts are the faults that give A masters 0-2 only, and B (and C) masters
+// 2-4 only.
+func cuts(clients int) []fault.Fault {
+	fs := []fault.Fault{
+		{Kind: fault.Cut, Node: 3, Clients: []int{0}},
+		{Kind: fault.Cut, Node: 4, Clients: []int{0}},
+	}
+	for c := 1; c < clients; c++ {
+		fs = append(fs, fault.Fault{Kind: fault.Cut, Node: 0, Clients: []int{c}}, fault.Fault{Kind: fault.Cut, Node: 1, Clients: []int{c}})
+	}
+	return fs
+}
+
+func (s shared) run(ctx context.Context, r *Run) error {
+	clients := 2
+	if s.strict {
+		clients = 3
+	}
+	e, err := r.Env(ctx, workload.EnvConfig{Clients: clients, Locker: s.locker})
+	if err != nil {
+		return err
+	}
+	a, b := e.Client(0), e.Client(1)
+	if err := r.Apply(ctx, cuts(clients)...); err != nil {
+		return err
+	}
+	if s.warm {
+		hw, err := acquire(ctx, b, "warm", s.ttl)
+		if err != nil {
+			return fmt.Errorf("scenario: client B could not lock on masters 2-4: %w", err)
+		}
+		hw.Release(ctx)
+	}
+	ha, err := acquire(ctx, a, "k", s.ttl)
+	if err != nil {
+		return fmt.Errorf("scenario: client A could not lock on masters 0-2: %w", err)
+	}
+	r.Logf("A granted on redis-0..2 (token %d), valid for %v", ha.Token, time.Until(ha.Lock.Until()).Round(time.Millisecond))
+	f := s.disrupt(s.ttl)
+	disrupted := e.Now()
+	if err := r.Apply(ctx, f); err != nil {
+		return err
+	}
+	r.Logf("then %v", f)
+
+	var (
+		hc      *workload.Held
+		cWhileA bool
+		errC    error
+	)
+	if s.strict {
+		// One attempt, before B contends: a refusal is the guard's.
+		hc, errC = e.Client(2).Acquire(ctx, "k", s.ttl, true)
+		cWhileA = hc != nil && time.Now().Before(ha.Lock.Until())
+	}
+	hb, bWhileA, errFirst, errB := contend(ctx, r, b, ha, s.ttl, s.ttl+5*time.Second)
+	r.Check("B acquires", hb != nil, "%s", errText(errB))
+	if s.strict {
+		s.strictClient(ctx, r, e.Client(2), hc, cWhileA, errC)
+	}
+	if !judge(r, bWhileA) && s.guard == 0 && s.warm {
+		r.Check("B held back by the restart guard", errors.Is(errFirst, redlock.ErrRestarted),
+			"B's first attempts: %s", errText(errFirst))
+		for c := 1; c < clients; c++ {
+			at, ok := firstGrant(r.Checked(), c, "k")
+			r.Check(fmt.Sprintf("client %d granted only once the master was up for the TTL", c), ok && at-disrupted >= s.ttl,
+				"granted %v after the restart began (TTL %v)", (at - disrupted).Round(time.Millisecond), s.ttl)
+		}
+	}
+	return nil
+}
+
+// firstGrant returns when client was first granted key, on the run's
+// timeline.
+func firstGrant(c checker.Result, client int, key string) (time.Duration, bool) {
+	var at time.Duration
+	ok := false
+	for _, iv := range c.Intervals {
+		if iv.Client == client && iv.Key == key && (!ok || iv.Start < at) {
+			at, ok = iv.Start, true
+		}
+	}
+	return at, ok
+}
+
+// judge checks the outcome of a scenario about a shared master: the
+// overlap produced and detected for an unsafe one; for a safe one, none,
+// and B not granted while A's lock was valid. It reports whether the
+// scenario is unsafe.
+func judge(r *Run, bWhileA bool) (unsafe bool) {
+	c := r.Checked()
+	if r.sc.Unsafe {
+		r.Check("overlap produced and detected", len(c.Overlaps) > 0, "%d overlaps; B granted while A valid: %t", len(c.Overlaps), bWhileA)
+		return true
+	}
+	r.Check("no overlap", c.Safe(), "%d overlaps", len(c.Overlaps))
+	r.Check("B not granted while A's lock was valid", !bWhileA, "B granted while A valid: %t", bWhileA)
+	return false
+}
+
+// contend is what B does once A holds the lock (ha) and their shared
+// master was disrupted: B tries for a second (for ttl) while A works in
+// its critical section; A writes and releases; B, if it did not get the
+// lock, gets it now, waiting up to wait, and releases it.
+// It returns B's hold, whether B got it while A's lock was valid, and the
+// errors of B's first try and of its last one.
+func contend(ctx context.Context, r *Run, b *workload.Client, ha *workload.Held, ttl, wait time.Duration) (hb *workload.Held, whileA bool, first, last error) {
+	bctx, cancel := context.WithTimeout(ctx, time.Second)
+	hb, first = b.Acquire(bctx, "k", ttl, false)
+	cancel()
+	whileA = hb != nil && time.Now().Before(ha.Lock.Until())
+	if hb != nil {
+		r.Logf("B granted on redis-2..4 (token %d) while A valid: %t", hb.Token, whileA)
+		hb.Write()
+	} else {
+		r.Logf("B refused while A holds: %s", errText(first))
+	}
+	time.Sleep(work) // A is still in its critical section
+	if !ha.Write() {
+		r.Logf("A's write with token %d rejected as stale", ha.Token)
+	}
+	if err := ha.Release(ctx); err != nil {
+		r.Logf("A's release: %v", err)
+	}
+	last = first
+	if hb == nil {
+		lctx, cancel := context.WithTimeout(ctx, wait)
+		hb, last = b.Acquire(lctx, "k", ttl, false)
+		cancel()
+		if hb != nil {
+			r.Logf("B granted after A released (token %d)", hb.Token)
+			hb.Write()
+		}
+	}
+	if hb != nil {
+		hb.Release(ctx)
+	}
+	return hb, whileA, first, last
+}
+
+// strictClient checks what client C did beside B (hc, errC: its try
+// while A held the lock), and takes the lock with it once B released.
+func (s shared) strictClient(ctx context.Context, r *Run, cl *workload.Client, hc *workload.Held, whileA bool, errC error) {
+	r.Check("C (strict guard, met the master after its restart) held back by the guard", !whileA && errors.Is(errC, redlock.ErrRestarted),
+		"C granted while A valid: %t; %s", whileA, errText(errC))
+	if hc != nil {
+		hc.Write()
+		hc.Release(ctx)
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, s.ttl+5*time.Second)
+	hc, err := cl.Acquire(lctx, "k", s.ttl, false)
+	cancel()
+	r.Check("C acquires once the guard passed", hc != nil, "%s", errText(err))
+	if hc != nil {
+		hc.Write()
+		hc.Release(ctx)
+	}
+}
