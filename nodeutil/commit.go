@@ -3,6 +3,7 @@ package nodeutil
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // DurableProbe is the key that a Committer's Commit writes before it waits
@@ -29,30 +30,38 @@ type Committer struct {
 	Commit func(ctx context.Context) (local, replicas int, err error)
 
 	mu      sync.Mutex
-	waiting []func(local, replicas int, err error)
+	waiting []waiter
 	running bool
 }
 
 // Durable asks for a confirmation that covers every write that ran before
 // the call, and returns at once; done runs once with the outcome, on a
-// goroutine of the Committer's. ctx bounds the confirmation that the call
-// starts, if it starts one (it keeps ctx's values, not its end, for the
-// callers that join it).
+// goroutine of the Committer's. ctx's deadline bounds the confirmation
+// that covers the call: one confirmation, shared by every caller in it,
+// runs until the latest of their deadlines (none: until Commit returns)
+// and keeps the values of the first; a caller's cancellation ends nothing
+// that others share.
 func (c *Committer) Durable(ctx context.Context, done func(local, replicas int, err error)) {
 	c.mu.Lock()
-	c.waiting = append(c.waiting, done)
+	c.waiting = append(c.waiting, waiter{ctx, done})
 	if c.running {
 		c.mu.Unlock()
 		return
 	}
 	c.running = true
 	c.mu.Unlock()
-	go c.run(context.WithoutCancel(ctx))
+	go c.run()
+}
+
+// waiter is one caller of Durable.
+type waiter struct {
+	ctx  context.Context
+	done func(local, replicas int, err error)
 }
 
 // run confirms batch after batch while callers wait: each batch is the
 // callers that asked before its probe was written.
-func (c *Committer) run(ctx context.Context) {
+func (c *Committer) run() {
 	for {
 		c.mu.Lock()
 		batch := c.waiting
@@ -63,11 +72,31 @@ func (c *Committer) run(ctx context.Context) {
 			return
 		}
 		c.mu.Unlock()
+		ctx, cancel := batchContext(batch)
 		local, replicas, err := c.Commit(ctx)
-		for _, done := range batch {
-			done(local, replicas, err)
+		cancel()
+		for _, w := range batch {
+			w.done(local, replicas, err)
 		}
 	}
+}
+
+// batchContext is the context of one confirmation: the first caller's
+// values, no cancellation, and the latest deadline of the batch (none if a
+// caller has none).
+func batchContext(batch []waiter) (context.Context, context.CancelFunc) {
+	ctx := context.WithoutCancel(batch[0].ctx)
+	var latest time.Time
+	for _, w := range batch {
+		dl, ok := w.ctx.Deadline()
+		if !ok {
+			return ctx, func() {}
+		}
+		if dl.After(latest) {
+			latest = dl
+		}
+	}
+	return context.WithDeadline(ctx, latest)
 }
 
 // Durables is the redlock.DurableNode ability of a Node, made of

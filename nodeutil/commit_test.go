@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/quorumlock/quorumlock/nodeutil"
 )
@@ -50,6 +51,45 @@ func TestCommitterGroups(t *testing.T) {
 			if h != 1 {
 				t.Errorf("caller %d heard %d times", i, h)
 			}
+		}
+	})
+}
+
+// A confirmation runs until the latest deadline of the callers it covers,
+// and no caller's cancellation ends it: its Commit sees that deadline, not
+// the first caller's cancel.
+func TestCommitterDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var seen []time.Time
+		c := &nodeutil.Committer{Commit: func(ctx context.Context) (int, int, error) {
+			dl, _ := ctx.Deadline()
+			seen = append(seen, dl)
+			if len(seen) == 1 {
+				<-release
+			}
+			return 1, 0, ctx.Err()
+		}}
+		start := time.Now()
+		first, cancel := context.WithTimeout(t.Context(), time.Second)
+		done := make(chan error, 3)
+		c.Durable(first, func(_, _ int, err error) { done <- err })
+		synctest.Wait()
+		cancel() // the first caller gives up: its confirmation goes on
+		short, cancelShort := context.WithTimeout(t.Context(), time.Second)
+		defer cancelShort()
+		long, cancelLong := context.WithTimeout(t.Context(), 3*time.Second)
+		defer cancelLong()
+		c.Durable(short, func(_, _ int, err error) { done <- err })
+		c.Durable(long, func(_, _ int, err error) { done <- err })
+		close(release)
+		for range 3 {
+			if err := <-done; err != nil {
+				t.Errorf("a caller heard %v", err)
+			}
+		}
+		if len(seen) != 2 || !seen[0].Equal(start.Add(time.Second)) || !seen[1].Equal(start.Add(3*time.Second)) {
+			t.Fatalf("the confirmations' deadlines were %v, want +1s and +3s from %v", seen, start)
 		}
 	})
 }

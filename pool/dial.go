@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/quorumlock/quorumlock/nodeutil"
 )
 
 // Connection set-up (TCP connect, TLS, AUTH, SELECT) runs on its own,
@@ -89,7 +91,7 @@ func (c *conn) writeBy(t time.Time) {
 
 // dial makes one connection for cfg, bounded by ctx and cfg.DialTimeout,
 // and notes the master's identity in id (identity.go).
-func dial(ctx context.Context, cfg Config, id *identity) (*conn, error) {
+func dial(ctx context.Context, cfg Config, id *nodeutil.Identity) (*conn, error) {
 	if cfg.Addr == "" {
 		return nil, ErrNoAddr
 	}
@@ -143,7 +145,7 @@ func dial(ctx context.Context, cfg Config, id *identity) (*conn, error) {
 // one at a time (mux.wait).
 type dialer struct {
 	cfg    Config
-	id     *identity
+	id     *nodeutil.Identity
 	ctx    context.Context // ends with the Node: cancels a dial in progress
 	cancel context.CancelFunc
 	// land takes each dial's outcome, on the dial's goroutine: the
@@ -155,7 +157,7 @@ type dialer struct {
 	wg     sync.WaitGroup
 }
 
-func newDialer(cfg Config, id *identity) *dialer {
+func newDialer(cfg Config, id *nodeutil.Identity) *dialer {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &dialer{cfg: cfg, id: id, ctx: ctx, cancel: cancel}
 }

@@ -41,10 +41,7 @@ type durables struct {
 func (d *durables) init(n *Node) {
 	d.n = n
 	d.Commit = d.commit
-	d.RunID = func() string {
-		runID, _, _, _, _ := n.ident.get()
-		return runID
-	}
+	d.RunID = n.ident.RunID
 }
 
 // Durable asks for a confirmation that every write that ran on the master

@@ -95,10 +95,10 @@ type Node struct {
 	dialer  *dialer       // the pipelined connection's set-up, see dial.go
 	pooled  *pooledDialer // the Pooled mode's, see pooldial.go
 	pool    *redis.Pool
-	notify  *notifier // the pub/sub side, see pubsub.go
-	ident   *identity // the master's process, as its connections saw it (identity.go)
-	durable durables  // durable grants' confirmations (durable.go)
-	mux     *mux      // the pipelined side, nil with Config.Pooled; see mux.go
+	notify  *notifier          // the pub/sub side, see pubsub.go
+	ident   *nodeutil.Identity // the master's process, as its connections saw it (identity.go)
+	durable durables           // durable grants' confirmations (durable.go)
+	mux     *mux               // the pipelined side, nil with Config.Pooled; see mux.go
 }
 
 // Stats counts a Node's connections.
@@ -129,7 +129,7 @@ func New(cfg Config) *Node {
 	if cfg.StallTimeout <= 0 {
 		cfg.StallTimeout = DefaultStallTimeout
 	}
-	n := &Node{addr: cfg.Addr, cfg: cfg, ident: &identity{}}
+	n := &Node{addr: cfg.Addr, cfg: cfg, ident: &nodeutil.Identity{}}
 	n.dialer, n.pooled = newDialer(cfg, n.ident), newPooledDialer(cfg, n.ident)
 	n.durable.init(n)
 	n.notify = newNotifier(cfg.Addr, func(ctx context.Context) (redis.Conn, error) { return dial(ctx, cfg, n.ident) })

@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/quorumlock/quorumlock/nodeutil"
 )
 
 // pooledDialer makes the connections of the Pooled mode's redigo pool
@@ -18,7 +20,7 @@ import (
 // spare for the next one, up to Config.MaxIdle of them.
 type pooledDialer struct {
 	cfg    Config
-	id     *identity
+	id     *nodeutil.Identity
 	ctx    context.Context // ends with the Node: cancels the dials in progress
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -33,7 +35,7 @@ type pooledDialer struct {
 	closed  bool
 }
 
-func newPooledDialer(cfg Config, id *identity) *pooledDialer {
+func newPooledDialer(cfg Config, id *nodeutil.Identity) *pooledDialer {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &pooledDialer{cfg: cfg, id: id, ctx: ctx, cancel: cancel, changed: make(chan struct{})}
 }

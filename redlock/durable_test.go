@@ -115,7 +115,9 @@ func TestDurableGrantsGroupCommit(t *testing.T) {
 // Replicas: a grant counts only once the master's replicas acknowledged
 // it; a master without the replicas asked for grants nothing.
 func TestDurableGrantsReplicas(t *testing.T) {
-	servers, nodes := durableCluster(t, 1, redisproc.Options{})
+	// The replica's first sync starts at once, not after the master's 5s
+	// wait for more replicas to share a diskless transfer.
+	servers, nodes := durableCluster(t, 1, redisproc.Options{Args: []string{"--repl-diskless-sync-delay", "0"}})
 	l := newLocker(t, asNodes(nodes), redlock.Config{Durability: redlock.Durability{Replicas: 1, Timeout: 300 * time.Millisecond}})
 	if _, err := l.TryLock(t.Context(), "k", 10*time.Second); !errors.Is(err, redlock.ErrNotDurable) {
 		t.Fatalf("a master without replicas: %v, want ErrNotDurable", err)

@@ -38,8 +38,9 @@ package redlock
 // Node reads it on each new connection) needs no guard and gets none: it
 // comes back with its locks.
 //
-// A Node without the MasterIdentity ability (the adapters today) is not
-// guarded.
+// A Node without the MasterIdentity ability is not guarded: *pool.Node and
+// the go-redis adapter have it; the rueidis and valkey-go adapters do not
+// (yet).
 
 import (
 	"errors"

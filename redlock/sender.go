@@ -57,7 +57,7 @@ func (s *sender) start(ctx context.Context, c *call, j int, done quorum.Tally) {
 // sent, and goes on). The failed votes of the result are reported to the
 // observers before it returns; a failure that comes later is reported by
 // its call (slot.Complete). With one master the call runs on the caller's
-// goroutine, which reads its reply itself.
+// goroutine, which waits in the Node for its reply (no goroutine per call).
 func (l *Locker) fanOut(ctx context.Context, c *call) (*quorum.Result, error) {
 	c.ctx = ctx
 	if len(l.senders) == 1 {

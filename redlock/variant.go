@@ -153,10 +153,6 @@ func ReleaseChannel(key string) string { return layout.ReleaseChannel(key) }
 // fenceKey names the persistent fencing counter of key, in key's hash slot.
 func fenceKey(key string) string { return layout.Fence(key) }
 
-// slotPrefix is key itself if it has a hash tag, else key as the hash tag
-// (layout.SlotPrefix).
-func slotPrefix(key string) string { return layout.SlotPrefix(key) }
-
 // checkDerivable refuses, with ErrInvalid, a key that no derived key can
 // share a hash slot with (see layout.Derivable).
 func checkDerivable(key string) error {
