@@ -2,8 +2,9 @@
 # Runs every check CI runs: gofmt, then go mod tidy, go vet, staticcheck and
 # go test -race in every Go module of the repository, the installability
 # check (release-check.sh: a consumer module builds through a module proxy
-# made from the tree), the conformance suite and the adapters' tests again
-# against valkey-server, then the chaos suite's mutation self-test (every
+# made from the tree), the conformance suite, the adapters' tests and the
+# short chaos suite again against valkey-server, then the chaos suite's
+# mutation self-test (every
 # deliberate defect must make a short scenario fail). Installs redis-server
 # and valkey-server where they are missing (ensure-redis.sh,
 # ensure-valkey.sh).
@@ -62,6 +63,10 @@ for target in .:./redlocktest/... adapters/goredis:./... adapters/rueidis:./... 
   (cd "$dir" && QUORUMLOCK_SERVER=valkey-server go test -count=1 -timeout 10m "$pkgs") ||
     { echo "=== $dir against valkey-server FAILED" >&2; status=1; }
 done
+
+echo "=== chaos short suite against valkey-server"
+(cd chaos && QUORUMLOCK_SERVER=valkey-server QUORUMLOCK_CHAOS_DOCKER=0 go test -count=1 -timeout 10m -run '^TestScenarios$/^local$' ./scenario) ||
+  { echo "=== chaos short suite against valkey-server FAILED" >&2; status=1; }
 
 echo "=== chaos mutation self-test"
 ./chaos/mutation/run.sh || status=1

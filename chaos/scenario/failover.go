@@ -27,7 +27,7 @@ import (
 // durability (failover-async) the promoted replica never had A's lock: B
 // gets it while A holds it. With Durability{Replicas: 1}
 // (failover-replicated) a grant counts only once a replica acknowledged
-// it: while the lag outlasts WAIT's second, master 2's grants do not
+// it: while the lag outlasts the confirmation's second (confirmTimeout), master 2's grants do not
 // count; once A's first confirmation came back short, the lag ends, A's
 // next grant reaches the replica and counts, and the promoted replica
 // holds A's lock. The restart guard is off in both (RestartGuard -1): the
@@ -44,15 +44,18 @@ type failover struct {
 }
 
 // replicationLag is how far master 2's replica lags: past the second for
-// which a confirmation waits (WAIT's timeout), so that a grant's first
-// confirmation comes back short.
+// which a confirmation waits (confirmTimeout, WAIT's timeout), so that a
+// grant's first confirmation comes back short.
 const replicationLag = 1500 * time.Millisecond
+
+// confirmTimeout is failover-replicated's Durability.Timeout.
+const confirmTimeout = time.Second
 
 func (s failover) locker(int) redlock.Config {
 	cfg := workload.LockerConfig(workload.NodeTimeout)
 	cfg.RestartGuard = -1
 	if s.durable {
-		cfg.Durability = redlock.Durability{Replicas: 1}
+		cfg.Durability = redlock.Durability{Replicas: 1, Timeout: confirmTimeout}
 	}
 	return cfg
 }

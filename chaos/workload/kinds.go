@@ -173,7 +173,9 @@ func (s *step) releaseWithin(h *Held, within time.Duration) {
 		ctx = ended
 	}
 	h.releaseWith(ctx)
-	s.c.clearedWithin(s.bg, h.name, h.target, fmt.Sprintf("unlock of lock %d", h.ID), h.since, within)
+	// The holder's failures excuse a master: a resumed lock's holder is
+	// another client than the step's.
+	h.client.clearedWithin(s.bg, h.name, h.target, fmt.Sprintf("unlock of lock %d", h.ID), h.since, within)
 }
 
 // work holds the lock for d, noting its Until and sampling the masters

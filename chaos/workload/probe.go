@@ -64,15 +64,20 @@ const (
 	// FairHeld: a fair lock is held past every waiter's registration;
 	// another client then tries it: the lock key alone must refuse it.
 	FairHeld Probe = "fair-held"
-	// LateNoScript: the masters forget their scripts (SCRIPT FLUSH); then
-	// a fenced TryLock reaches one master over a link slower than the
-	// node timeout, and is unlocked at once. That master answers both
-	// the acquire's and the release's EVALSHA with NOSCRIPT after their
-	// callers gave up: the acquire's EVAL may still land (late, a
-	// minority's grant), and the release's EVAL must land too (or its
-	// retry), or the key stays on that master for its whole TTL (issue
+	// LateNoScript: the masters forget their scripts (SCRIPT FLUSH), and
+	// one master is reached over a link slower than the node timeout,
+	// which answers NOSCRIPT after the callers gave up: first for a
+	// fenced TryLock and its Unlock (the acquire may land late, a
+	// minority's grant; the release must land too), then for the Unlock
+	// of a lock every master holds (the release's EVAL, or a retry's, must
+	// still run). Either way the key may not stay on that master (issue
 	// 22 item 6).
 	LateNoScript Probe = "late-noscript"
+	// FenceAhead: one master's fencing counter runs ahead of the others'
+	// (as its clock would); fenced locks granted by two quorums, one with
+	// that master and one without, must get increasing tokens: the
+	// quorum's token is written back (probe_fence.go).
+	FenceAhead Probe = "fence-ahead"
 	// RetriedOwner: a reentrant owner's hold expires while its job
 	// stalls; the job is retried under the same owner id on another
 	// client, which acquires afresh; then the stalled job unlocks its
@@ -126,7 +131,7 @@ func Probes(ks []Kind) []Probe {
 		case Reentrant:
 			ps = append(ps, DropInner, RetriedOwner, GiveUpReentrant)
 		case Extend:
-			ps = append(ps, ShortExtend, LateExtend, ExtendContext)
+			ps = append(ps, ShortExtend, LateExtend, ExtendContext, FenceAhead)
 		case RW:
 			ps = append(ps, RWExclusion, LateReadExtend, GiveUpRW)
 		case Semaphore:
@@ -202,6 +207,8 @@ func (p *prober) run(ctx context.Context, pr Probe) error {
 		return p.fairHeld(ctx)
 	case LateNoScript:
 		return p.lateNoScript(ctx)
+	case FenceAhead:
+		return p.fenceAhead(ctx)
 	case RetriedOwner:
 		return p.retriedOwner(ctx)
 	case GiverLate:
@@ -491,33 +498,70 @@ func (p *prober) lateNoScript(ctx context.Context) error {
 	if err != nil {
 		return harness(err)
 	}
-	if err := p.e.direct.do(ctx, "SCRIPT", "FLUSH"); err != nil {
+	flush := func() error { return p.e.direct.do(ctx, "SCRIPT", "FLUSH") }
+	const slow = 0 // one master: a minority
+	slowLink := func() error { return p.links(ctx, p.a, fault.Slow, probeSlow, slow) }
+	lock := func() (*Held, error) {
+		h, err := p.acquire(p.a, func() (*redlock.Lock, error) { return p.a.Locker.TryLock(ctx, key, probeTTL) })
+		if err != nil {
+			if herr := p.heal(ctx, p.a); herr != nil {
+				return nil, herr
+			}
+			return nil, harness(err)
+		}
+		return h, nil
+	}
+
+	// A late acquire: both its EVALSHA and the release's come back
+	// NOSCRIPT after their callers gave up. The acquire's EVAL lands a
+	// hop later, and so does the release's EVAL behind it. The release
+	// may reach the master before the acquire (it leaves a tombstone, and
+	// the acquire changes nothing) or after it (the acquire sets the key,
+	// and the release deletes it).
+	if err := flush(); err != nil {
 		return err
 	}
-	const slow = 0 // one master: a minority
-	if err := p.links(ctx, p.a, fault.Slow, probeSlow, slow); err != nil {
+	if err := slowLink(); err != nil {
 		return err
 	}
 	start := time.Now()
-	h, err := p.acquire(p.a, func() (*redlock.Lock, error) { return p.a.Locker.TryLock(ctx, key, probeTTL) })
+	h, err := lock()
 	if err != nil {
-		if herr := p.heal(ctx, p.a); herr != nil {
-			return herr
-		}
-		return harness(err)
+		return err
 	}
 	p.unlock(ctx, h, "unlock of a fenced lock whose acquire reached a master late")
-	// The acquire's NOSCRIPT comes back two slow hops after it was sent;
-	// an EVAL sent then lands a hop later, and so does the release's
-	// EVAL behind it. The release may reach the master before the
-	// acquire (it leaves a tombstone, and the acquire changes nothing) or
-	// after it (the acquire sets the key, and the release deletes it).
-	// Either way no master may keep the key with the lock's token: once
-	// seen, it must go again within the window, while the link is still
-	// slow.
+	p.goneWhileSlow(ctx, h, slow, start, start.Add(4*probeSlow+SettleWithin/2),
+		"a release answered NOSCRIPT late never ran, or the acquire ran after it and stayed")
+	if err := p.heal(ctx, p.a); err != nil {
+		return err
+	}
+
+	// A late release of a lock every master holds: the masters forget
+	// the release script, and the slow master answers its EVALSHA with
+	// NOSCRIPT after the release's node timeout. Its EVAL (or a retry's)
+	// must still run.
+	if h, err = lock(); err != nil {
+		return err
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if err := slowLink(); err != nil {
+		return err
+	}
+	start = time.Now()
+	p.unlock(ctx, h, "unlock answered NOSCRIPT late by a master")
+	p.goneWhileSlow(ctx, h, slow, start, start, "a release answered NOSCRIPT after its node timeout never ran")
+	return p.heal(ctx, p.a)
+}
+
+// goneWhileSlow records a lock left behind when master slow holds h's key
+// (with h's token) after end, or longer than SettleWithin after it was
+// first seen there, while the probe's link to it stays slow.
+func (p *prober) goneWhileSlow(ctx context.Context, h *Held, slow int, start, end time.Time, why string) {
 	var seen time.Time
 	var left time.Duration
-	for end := start.Add(4*probeSlow + SettleWithin/2); ; time.Sleep(5 * time.Millisecond) {
+	for ; ; time.Sleep(5 * time.Millisecond) {
 		rs := p.e.direct.read(ctx, h.target)
 		held := rs[slow].known && rs[slow].held
 		switch {
@@ -525,7 +569,7 @@ func (p *prober) lateNoScript(ctx context.Context) error {
 			seen, left = time.Now(), rs[slow].left
 			end = seen.Add(SettleWithin)
 		case !held && !seen.IsZero():
-			return p.heal(ctx, p.a) // set late, and released after
+			return // set, and released after
 		}
 		if time.Now().After(end) {
 			break
@@ -533,10 +577,9 @@ func (p *prober) lateNoScript(ctx context.Context) error {
 	}
 	if !seen.IsZero() {
 		p.e.History.Left(p.a.ID, h.name, time.Now(), fmt.Sprintf(
-			"master %d holds %s %s %v after the TryLock, for %v more: a release answered NOSCRIPT late never ran (or the acquire ran after it and stayed)",
-			slow, h.target.key, h.target.member, seen.Sub(start).Round(time.Millisecond), left.Round(time.Millisecond)))
+			"master %d holds %s %s %v after the call, for %v more: %s",
+			slow, h.target.key, h.target.member, seen.Sub(start).Round(time.Millisecond), left.Round(time.Millisecond), why))
 	}
-	return p.heal(ctx, p.a)
 }
 
 func (p *prober) rwExclusion(ctx context.Context) error {
