@@ -33,6 +33,10 @@
 // Its calls' context ends halfway there, so a Lock that retries until its
 // context ends and then returns counts as an error, not as a hang.
 //
+// Durability measures apart what durable grants cost (quorumlock with and
+// without redlock.Durability{Local: true} on masters with appendfsync
+// always and everysec; PrintDurability writes its table).
+//
 // Run returns a Report, which writes itself as text tables with
 // quorumlock's ratios against every other row (WriteTable), as JSON
 // (WriteJSON) and as an SVG plot of latency against N (WriteSVG), and

@@ -71,6 +71,12 @@ func (m errMutex) Lock(context.Context) error   { return m.err }
 func (m errMutex) Unlock(context.Context) error { return m.err }
 
 func ours(addrs []string, s Settings, pooled, polling bool) (Locker, error) {
+	return oursWith(addrs, s, pooled, redlock.Config{DisableWakeOnRelease: polling})
+}
+
+// oursWith returns quorumlock over pipelined or Pooled Nodes with cfg, plus
+// the harness's OnNodeError counter.
+func oursWith(addrs []string, s Settings, pooled bool, cfg redlock.Config) (*oursLocker, error) {
 	o := &oursLocker{s: s}
 	nodes := make([]redlock.Node, len(addrs))
 	for i, addr := range addrs {
@@ -78,10 +84,8 @@ func ours(addrs []string, s Settings, pooled, polling bool) (Locker, error) {
 		o.nodes = append(o.nodes, n)
 		nodes[i] = n
 	}
-	l, err := redlock.New(nodes, redlock.Config{
-		OnNodeError:          func(op, addr string, err error) { o.faults.Add(1) },
-		DisableWakeOnRelease: polling, // a waiting Lock only polls
-	})
+	cfg.OnNodeError = func(op, addr string, err error) { o.faults.Add(1) }
+	l, err := redlock.New(nodes, cfg)
 	if err != nil {
 		o.Close()
 		return nil, err

@@ -178,3 +178,44 @@ func TestFencingCoversWritersAndReentrantHolds(t *testing.T) {
 		await(t, "the hash gone everywhere", func() bool { return countKey(t, nodes, "re") == 0 })
 	}
 }
+
+// Without persistence, masters restarted empty lose their fencing
+// counters; every fenced acquire raises the counter to at least the
+// master's clock in microseconds, so the next token is still above every
+// one issued before (issue 23 item 2; on a968683 it started again from 1).
+func TestFenceIncreasesAcrossRestartsWithoutPersistence(t *testing.T) {
+	servers := redistest.Start(t, 3, redisproc.Options{})
+	nodes := make([]*pool.Node, len(servers))
+	for i, s := range servers {
+		nodes[i] = pool.New(pool.Config{Addr: s.Addr()})
+		t.Cleanup(func() { nodes[i].Close() })
+	}
+	// The guard is off: this is about the counters, not about the locks
+	// a restarted master forgot.
+	l := newLocker(t, asNodes(nodes), redlock.Config{Fencing: true, RestartGuard: -1})
+	var last int64
+	for round := range 3 {
+		lk, err := l.TryLock(t.Context(), "res", 10*time.Second)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if lk.Fence() <= last {
+			t.Fatalf("round %d, every master restarted empty: fence %d after %d", round, lk.Fence(), last)
+		}
+		last = lk.Fence()
+		if err := lk.Unlock(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range servers {
+			if err := s.Restart(0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		restarted := pool.New(pool.Config{Addr: servers[0].Addr()})
+		v, err := restarted.Do(t.Context(), "GET", "{res}:fence")
+		restarted.Close()
+		if err != nil || v != nil {
+			t.Fatalf("fence counter after a restart without persistence: %v, %v; want none", v, err)
+		}
+	}
+}

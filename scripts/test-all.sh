@@ -11,7 +11,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each module is checked on its own go.mod, as its users build it; go.work is
-# for working across the modules by hand.
+# for working across the modules by hand. Where Docker is present, the chaos
+# suite's scenarios run on the Docker backend too, four of them here (the
+# backend's own tests are in chaos/cluster; all of them run on local
+# masters); QUORUMLOCK_CHAOS_DOCKER_SCENARIOS= (empty) runs all 24 there.
 export GOWORK=off
 
 ./scripts/ensure-redis.sh
@@ -37,7 +40,8 @@ for mod in $(find . -name go.mod -not -path '*/testdata/*' | sort); do
       { go mod tidy -diff >/dev/null || { echo "go mod tidy would change $dir/go.mod or go.sum" >&2; false; }; } &&
       go vet ./... &&
       go run "$staticcheck" ./... &&
-      go test -race -count=1 -timeout 15m ./...
+      QUORUMLOCK_CHAOS_DOCKER_SCENARIOS=${QUORUMLOCK_CHAOS_DOCKER_SCENARIOS-safe-minority,restart-unsafe,paused-holder,safe-plain} \
+        go test -race -count=1 -timeout 15m ./...
   ) || { echo "=== module $dir FAILED" >&2; status=1; }
 done
 

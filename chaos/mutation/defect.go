@@ -25,8 +25,14 @@ type Defect struct {
 	Scenarios []string
 	// Runs is how many times its scenarios run (go test -count), at most:
 	// the first failure ends them. 0 means once. A defect whose path opens
-	// by chance, not by a probe, needs a few.
+	// by chance, not by a probe, needs a few; the report lists it as caught
+	// by chance (work left), and --rate measures how often it is.
 	Runs int
+	// Chance, when set, says that the suite catches the defect only by
+	// chance, with the catch rate measured (--rate): such a defect is work
+	// left. The report lists it with its rate and this run's outcome, and
+	// its miss does not fail the self-test (Report.OK).
+	Chance string
 	// Note says how its scenarios catch the defect (the probe or the
 	// workload that opens its path); the report prints it when the defect
 	// was missed.

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -209,5 +210,38 @@ func TestJudge(t *testing.T) {
 		if outcome != tc.want || !slices.Equal(got, tc.failed) {
 			t.Errorf("%s: %v %v, want %v %v", tc.name, outcome, got, tc.want, tc.failed)
 		}
+	}
+}
+
+// TestReportSaysWhatIsCaughtByChance checks that the report lists a
+// defect that needs several runs, or that a --rate measurement shows
+// missed in some, as caught by chance, with its rate.
+func TestReportSaysWhatIsCaughtByChance(t *testing.T) {
+	rep := &mutation.Report{
+		Baseline: mutation.Result{Outcome: mutation.Missed},
+		Results: []mutation.Result{
+			{Defect: mutation.Defect{Name: "always"}, Outcome: mutation.Caught, Runs: 5, Failing: 5},
+			{Defect: mutation.Defect{Name: "often"}, Outcome: mutation.Caught, Runs: 5, Failing: 3},
+			{Defect: mutation.Defect{Name: "racy", Runs: 3, Chance: "2/6 runs"}, Outcome: mutation.Missed},
+			{Defect: mutation.Defect{Name: "probed", Runs: 2}, Outcome: mutation.Caught},
+		},
+	}
+	var b strings.Builder
+	rep.Print(&b)
+	out := b.String()
+	for _, want := range []string{"caught 3/5", "caught by chance, not in every run (work left): often 3/5, racy (2/6 runs; this run: MISSED)\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "always 5/5,") || strings.Contains(out, "probed (") {
+		t.Errorf("report lists a defect caught in every run as by chance:\n%s", out)
+	}
+	if !rep.OK() {
+		t.Error("a by-chance defect's miss fails the self-test")
+	}
+	rep.Results[3].Outcome = mutation.Missed
+	if rep.OK() {
+		t.Error("a miss of a defect caught by construction passes the self-test")
 	}
 }

@@ -24,7 +24,11 @@ func (r *Report) Print(w io.Writer) {
 	}
 	row("(baseline, no defect)", r.Baseline, base)
 	for _, res := range r.Results {
-		row(res.Defect.Name, res, string(res.Outcome))
+		outcome := string(res.Outcome)
+		if res.Runs > 0 {
+			outcome += fmt.Sprintf(" %d/%d", res.Failing, res.Runs)
+		}
+		row(res.Defect.Name, res, outcome)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nscore: %d/%d defects caught; baseline %s; %v in all\n",
@@ -33,8 +37,20 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "  the baseline must pass before any defect counts: %s (log %s)\n",
 			dash(r.Baseline.Detail+strings.Join(r.Baseline.Failed, ",")), r.Baseline.Log)
 	}
+	var chance []string
 	for _, res := range r.Results {
-		if res.Outcome == Caught {
+		switch {
+		case res.Runs > 0 && res.Failing < res.Runs:
+			chance = append(chance, fmt.Sprintf("%s %d/%d", res.Defect.Name, res.Failing, res.Runs))
+		case res.Runs == 0 && res.Defect.Chance != "":
+			chance = append(chance, fmt.Sprintf("%s (%s; this run: %s)", res.Defect.Name, res.Defect.Chance, res.Outcome))
+		}
+	}
+	if len(chance) > 0 {
+		fmt.Fprintf(w, "  caught by chance, not in every run (work left): %s\n", strings.Join(chance, ", "))
+	}
+	for _, res := range r.Results {
+		if res.Outcome == Caught || (res.Outcome == Missed && res.Defect.Chance != "") {
 			continue
 		}
 		fmt.Fprintf(w, "  %s %s: %s\n", res.Outcome, res.Defect.Name, res.Defect.Description)

@@ -36,10 +36,12 @@ const (
 	// another owner out: a command sent twice decrements twice; an extend
 	// that sets the TTL unconditionally shortens the outer hold.
 	DropInner Probe = "drop-inner-unlock"
-	// SharedMulti: while client B holds a key, client A puts its shared
-	// connections to every master into MULTI (as an application calling
-	// node.Do("MULTI") would), then tries the key. The MULTI must be
-	// refused, and a QUEUED reply must never count as a grant.
+	// SharedMulti: while client B holds a key, client A puts each of its
+	// shared connections into MULTI and sends CLIENT REPLY SKIP on it (as
+	// an application calling node.Do would; the subcommand of its own Go
+	// type), then two ECHOs on it; then A tries the key. The commands must
+	// be refused, every ECHO must get its own reply, and a QUEUED reply
+	// must never count as a grant.
 	SharedMulti Probe = "shared-multi"
 	// EndedUnlock: Unlock with a context that has already ended, on a lock
 	// with a long TTL: the releases must still be sent, so no quorum holds
@@ -377,10 +379,20 @@ func (p *prober) sharedMulti(ctx context.Context) error {
 	}
 	defer p.unlock(ctx, held, "unlock of the holder")
 	p.warm(ctx, p.a)
-	if err := p.links(ctx, p.a, fault.Multi, 0); err != nil {
-		return err
+	// On each link in turn: the connection-state fault twice (the
+	// injector alternates MULTI and CLIENT REPLY SKIP, so each link meets
+	// both), then the ECHOs at once, before a stall timeout could replace
+	// a connection whose replies went out of step.
+	for j := range p.e.nodes[p.a.ID] {
+		for range 2 {
+			if err := p.links(ctx, p.a, fault.Multi, 0, j); err != nil {
+				return err
+			}
+		}
+		if !p.echoLink(ctx, p.a, key, j) {
+			break
+		}
 	}
-	p.echoEveryLink(ctx, p.a, key)
 	h, err := p.acquire(p.a, func() (*redlock.Lock, error) { return p.a.plain.TryLock(ctx, key, time.Second) })
 	if herr := p.heal(ctx, p.a); herr != nil {
 		return herr
@@ -501,6 +513,8 @@ func (p *prober) lateNoScript(ctx context.Context) error {
 	flush := func() error { return p.e.direct.do(ctx, "SCRIPT", "FLUSH") }
 	const slow = 0 // one master: a minority
 	slowLink := func() error { return p.links(ctx, p.a, fault.Slow, probeSlow, slow) }
+	// lock returns nil and the harness's error (nil for a refusal, which
+	// the history records) when the TryLock fails.
 	lock := func() (*Held, error) {
 		h, err := p.acquire(p.a, func() (*redlock.Lock, error) { return p.a.Locker.TryLock(ctx, key, probeTTL) })
 		if err != nil {
@@ -526,7 +540,7 @@ func (p *prober) lateNoScript(ctx context.Context) error {
 	}
 	start := time.Now()
 	h, err := lock()
-	if err != nil {
+	if h == nil {
 		return err
 	}
 	p.unlock(ctx, h, "unlock of a fenced lock whose acquire reached a master late")
@@ -540,7 +554,7 @@ func (p *prober) lateNoScript(ctx context.Context) error {
 	// the release script, and the slow master answers its EVALSHA with
 	// NOSCRIPT after the release's node timeout. Its EVAL (or a retry's)
 	// must still run.
-	if h, err = lock(); err != nil {
+	if h, err = lock(); h == nil {
 		return err
 	}
 	if err := flush(); err != nil {
@@ -610,34 +624,34 @@ func (p *prober) rwExclusion(ctx context.Context) error {
 	return nil
 }
 
-// echoEveryLink has client c send, on each of its links, two ECHOs with
+// echoLink has client c send, on its link to master j, two ECHOs with
 // tokens of their own, one after the other: each must get its own reply,
 // in time (the masters are healthy here). After a command that changes the
 // state of a shared connection got through (CLIENT REPLY SKIP leaves the
 // next replies missing and out of step; MULTI makes them QUEUED), they do
-// not, and the mismatch is recorded.
-func (p *prober) echoEveryLink(ctx context.Context, c *Client, key string) {
-	for j, n := range p.e.nodes[c.ID] {
-		for k := range 2 {
-			token := fmt.Sprintf("step:%d:%d:%d", c.ID, j, k)
-			cctx, cancel := context.WithTimeout(ctx, echoStepWait)
-			reply, err := n.Do(cctx, "ECHO", token)
-			cancel()
-			got := fmt.Sprint(reply)
-			if b, ok := reply.([]byte); ok {
-				got = string(b)
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			if err != nil || got != token {
-				p.e.History.Misreply(c.ID, key, time.Now(), fmt.Sprintf(
-					"client %d's ECHO %s to %s got %q, %v: the connection's replies are out of step", c.ID, token, n.Addr(), got, err))
-				return
-			}
+// not, and the mismatch is recorded. It reports whether they did.
+func (p *prober) echoLink(ctx context.Context, c *Client, key string, j int) bool {
+	n := p.e.nodes[c.ID][j]
+	for k := range 2 {
+		token := fmt.Sprintf("step:%d:%d:%d", c.ID, j, k)
+		cctx, cancel := context.WithTimeout(ctx, echoStepWait)
+		reply, err := n.Do(cctx, "ECHO", token)
+		cancel()
+		got := fmt.Sprint(reply)
+		if b, ok := reply.([]byte); ok {
+			got = string(b)
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		if err != nil || got != token {
+			p.e.History.Misreply(c.ID, key, time.Now(), fmt.Sprintf(
+				"client %d's ECHO %s to %s got %q, %v: the connection's replies are out of step", c.ID, token, n.Addr(), got, err))
+			return false
 		}
 	}
+	return true
 }
 
-// echoStepWait bounds an ECHO of echoEveryLink on a healthy master.
+// echoStepWait bounds an ECHO of echoLink on a healthy master.
 const echoStepWait = 2 * time.Second

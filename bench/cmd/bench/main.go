@@ -39,6 +39,8 @@ func run() error {
 		degrade = flag.Duration("degraded", 0, "scenario (d) duration per implementation, N and fault (0: default)")
 		hang    = flag.Duration("hang", 0, "how long past its duration a turn may run before it counts as hung (0: default)")
 		from    = flag.String("from", "", "render a report saved with -json instead of running")
+		durable = flag.Bool("durability", false, "measure only what durable grants cost: quorumlock with and without Durability{Local: true} on masters with appendfsync always and everysec (-server needs WAITAOF); -latency, -throughput and -rounds set its turns")
+		server  = flag.String("server", "", "server binary of -durability's masters (default $QUORUMLOCK_SERVER, else redis-server)")
 	)
 	flag.Parse()
 	if *from != "" {
@@ -87,6 +89,17 @@ func run() error {
 	// Interrupting stops the run between turns; Run stops its servers.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *durable {
+		rows, err := bench.Durability(ctx, bench.DurabilityOptions{Server: *server, Latency: opts.Latency,
+			Throughput: opts.Throughput, Rounds: opts.Rounds, Log: opts.Log})
+		if *asJSON {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			return errors.Join(enc.Encode(rows), err)
+		}
+		bench.PrintDurability(os.Stdout, rows)
+		return err
+	}
 	r, err := bench.Run(ctx, opts)
 	if r == nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -177,4 +178,21 @@ func AwaitValue(tb testing.TB, want string, get func() string) []string {
 	}
 	tb.Fatalf("never got %q (saw %v)", want, seen)
 	return nil
+}
+
+// DockerScenariosEnv names the scenarios that TestScenarios runs on the
+// Docker backend, comma-separated; unset or empty, all of them. CI sets a
+// few: the backend's own tests are in package cluster, and every scenario
+// runs on the local backend.
+const DockerScenariosEnv = "QUORUMLOCK_CHAOS_DOCKER_SCENARIOS"
+
+// SkipScenario skips tb when backend is Docker and DockerScenariosEnv
+// leaves scenario out.
+func SkipScenario(tb testing.TB, backend, scenario string) {
+	tb.Helper()
+	only := os.Getenv(DockerScenariosEnv)
+	if backend != cluster.BackendDocker || only == "" || slices.Contains(strings.Split(only, ","), scenario) {
+		return
+	}
+	tb.Skipf("%s=%s leaves it out on the Docker backend", DockerScenariosEnv, only)
 }
