@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/gomodule/redigo/redis"
 	"github.com/quorumlock/quorumlock/internal/redisproc"
 	"github.com/quorumlock/quorumlock/redlock"
@@ -60,22 +62,11 @@ var ErrNoWAITAOF = errors.New("bench: the server has no WAITAOF (it needs Redis 
 // Durability measures quorumlock with and without durable grants on
 // masters with appendfsync always and everysec.
 func Durability(ctx context.Context, o DurabilityOptions) ([]DurabilityRow, error) {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
-	def(&o.Latency, 3*time.Second)
-	def(&o.Throughput, 3*time.Second)
-	if o.Nodes <= 0 {
-		o.Nodes = 3
-	}
-	if o.Goroutines <= 0 {
-		o.Goroutines = 64
-	}
-	if o.Rounds <= 0 {
-		o.Rounds = 3
-	}
+	o.Latency = cmp.Or(o.Latency, 3*time.Second)
+	o.Throughput = cmp.Or(o.Throughput, 3*time.Second)
+	o.Nodes = cmp.Or(o.Nodes, 3)
+	o.Goroutines = cmp.Or(o.Goroutines, 64)
+	o.Rounds = cmp.Or(o.Rounds, 3)
 	var rows []DurabilityRow
 	for _, fsync := range []string{"always", "everysec"} {
 		rs, err := durabilityOn(ctx, o, fsync)
@@ -111,10 +102,11 @@ func durabilityOn(ctx context.Context, o DurabilityOptions, fsync string) ([]Dur
 		{"durable", redlock.Config{Durability: redlock.Durability{Local: true}}},
 	}
 	rows := make([]DurabilityRow, len(impls))
-	hists := make([]*run, len(impls))
+	hists := make([]*hdrhistogram.Histogram, len(impls))
 	elapsed := make([]time.Duration, len(impls))
 	for i, im := range impls {
 		rows[i] = DurabilityRow{Fsync: fsync, Impl: im.name, Nodes: o.Nodes, Goroutines: o.Goroutines}
+		hists[i] = newHist()
 	}
 	for round := range o.Rounds {
 		for i, im := range impls {
@@ -133,10 +125,7 @@ func durabilityOn(ctx context.Context, o DurabilityOptions, fsync string) ([]Dur
 			lat := cycles(one, o.Latency, 5*time.Second, nil, true)
 			tput := cycles(many, o.Throughput, 5*time.Second, nil, false)
 			l.Close()
-			if hists[i] == nil {
-				hists[i] = &run{hist: newHist()}
-			}
-			hists[i].hist.Merge(lat.hist)
+			hists[i].Merge(lat.hist)
 			rows[i].PerSec += float64(tput.cycles) // divided by the time below
 			elapsed[i] += tput.elapsed
 			for _, r := range []run{lat, tput} {
@@ -153,7 +142,7 @@ func durabilityOn(ctx context.Context, o DurabilityOptions, fsync string) ([]Dur
 		}
 	}
 	for i := range rows {
-		rows[i].Latency = distOf(hists[i].hist)
+		rows[i].Latency = distOf(hists[i])
 		if elapsed[i] > 0 {
 			rows[i].PerSec /= elapsed[i].Seconds()
 		}
