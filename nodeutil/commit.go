@@ -53,6 +53,21 @@ func (c *Committer) Durable(ctx context.Context, done func(local, replicas int, 
 	go c.run()
 }
 
+// DefaultConfirmWait is how long a confirmation waits for its
+// acknowledgements when its context has no deadline.
+const DefaultConfirmWait = time.Second
+
+// ConfirmWait is the timeout a confirmation bounded by ctx gives WAIT or
+// WAITAOF: the time left to ctx's deadline, at least a millisecond (0
+// would make the master wait for ever), or DefaultConfirmWait when ctx has
+// none.
+func ConfirmWait(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return max(time.Until(dl), time.Millisecond)
+	}
+	return DefaultConfirmWait
+}
+
 // waiter is one caller of Durable.
 type waiter struct {
 	ctx  context.Context

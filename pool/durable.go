@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -77,11 +76,7 @@ func (d *durables) commit(ctx context.Context, local bool, replicas int) (l, r i
 // probeOn writes the next probe on c and waits for it.
 func (d *durables) probeOn(ctx context.Context, c *conn, local bool, replicas int) (l, r int, err error) {
 	d.probe++
-	wait := time.Second
-	if dl, ok := ctx.Deadline(); ok {
-		wait = max(time.Until(dl), time.Millisecond)
-	}
-	ms := strconv.FormatInt(wait.Milliseconds(), 10)
+	ms := strconv.FormatInt(nodeutil.ConfirmWait(ctx).Milliseconds(), 10)
 	cmd, args := "WAIT", []any{replicas, ms}
 	if local {
 		cmd, args = "WAITAOF", []any{1, replicas, ms}

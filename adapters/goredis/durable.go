@@ -65,10 +65,7 @@ func (n *Node) commit(ctx context.Context, local bool, replicas int) (l, r int, 
 	if !ok {
 		return 0, 0, "", fmt.Errorf("goredis: %s: %w", n.addr, errNoDurable)
 	}
-	wait := time.Second
-	if dl, ok := ctx.Deadline(); ok {
-		wait = max(time.Until(dl), time.Millisecond)
-	}
+	wait := nodeutil.ConfirmWait(ctx)
 	var (
 		info *redis.StringCmd
 		ack  *redis.Cmd
