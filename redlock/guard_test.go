@@ -78,6 +78,37 @@ func TestRestartGuardSeenRestarts(t *testing.T) {
 	}
 }
 
+// The default guard lasts the longest TTL used, Extends included: a lock
+// extended past its acquire's TTL, on masters that then restart empty,
+// is not granted again while it may still be held. (The guard counted
+// only the acquires' TTLs: a lock taken for 1s and extended to 3s was
+// granted again 2s after the restart, while still valid.)
+func TestRestartGuardCoversExtends(t *testing.T) {
+	servers, nodes := guardCluster(t, 3, redisproc.Options{})
+	ctx := t.Context()
+	l := newLocker(t, asNodes(nodes), redlock.Config{})
+	first, err := l.TryLock(ctx, "k", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Extend(ctx, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range servers[:2] {
+		if err := s.Restart(0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for time.Now().Before(first.Until()) {
+		if lk, err := l.TryLock(ctx, "k", time.Second); err == nil {
+			t.Fatalf("granted again %v before the extended lock's Until (token %s)", time.Until(first.Until()), lk.Token())
+		} else if !errors.Is(err, redlock.ErrRestarted) {
+			t.Fatalf("a lock while the restarted masters are guarded: %v, want ErrRestarted", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // A positive RestartGuard guards every master up for less than it, also
 // one met for the first time: a client that starts after a master
 // restarted does not count it either.

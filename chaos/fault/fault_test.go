@@ -2,6 +2,7 @@ package fault_test
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -34,9 +35,10 @@ func TestRandomIsReplayable(t *testing.T) {
 // at most MaxFaulty nodes faulty, ends every fault it injects before
 // Duration, and keeps killed nodes down for DownFor.
 func TestRandomInvariants(t *testing.T) {
+	const unended = time.Duration(math.MaxInt64)
 	for seed := range uint64(200) {
 		cfg := fault.RandomConfig{Nodes: 5, Clients: 3, Duration: 10 * time.Second, DownFor: time.Second,
-			Gap: 100 * time.Millisecond, Hold: 400 * time.Millisecond,
+			Rejoin: 700 * time.Millisecond, Gap: 100 * time.Millisecond, Hold: 400 * time.Millisecond,
 			Kinds: []fault.Kind{fault.Kill, fault.Pause, fault.Cut, fault.Slow, fault.Restart,
 				fault.DropReply, fault.Reset, fault.SlowSetup, fault.Multi,
 				fault.DelayRequests, fault.DelayReplies, fault.ScriptFlush, fault.RestartKept}}
@@ -66,17 +68,20 @@ func TestRandomInvariants(t *testing.T) {
 					t.Fatalf("seed %d: %v at %v on a node still faulty", seed, f, f.At)
 				}
 				faultyUntil[f.Node] = f.At // instant
+				if f.Kind == fault.RestartKept {
+					faultyUntil[f.Node] += cfg.Rejoin // the clients' restart guard
+				}
 			case fault.Kill, fault.Pause, fault.Cut, fault.Slow, fault.Restart, fault.DropReply, fault.SlowSetup, fault.Multi,
 				fault.DelayRequests, fault.DelayReplies:
 				if faultyUntil[f.Node] > f.At {
 					t.Fatalf("seed %d: %v at %v on a node still faulty", seed, f, f.At)
 				}
-				faultyUntil[f.Node] = cfg.Duration // until its end is seen
+				faultyUntil[f.Node] = unended // until its end is seen
 				if f.Kind == fault.Restart {
 					if f.Arg != cfg.DownFor {
 						t.Fatalf("seed %d: %v: delay %v, want %v", seed, f, f.Arg, cfg.DownFor)
 					}
-					faultyUntil[f.Node] = f.At + f.Arg
+					faultyUntil[f.Node] = f.At + f.Arg + cfg.Rejoin
 				}
 				if f.Kind == fault.Kill {
 					killedAt[f.Node] = f.At
@@ -85,7 +90,7 @@ func TestRandomInvariants(t *testing.T) {
 				if d := f.At - killedAt[f.Node]; d < cfg.DownFor {
 					t.Fatalf("seed %d: node %d down for %v only", seed, f.Node, d)
 				}
-				faultyUntil[f.Node] = f.At
+				faultyUntil[f.Node] = f.At + cfg.Rejoin
 			case fault.Resume, fault.Heal:
 				faultyUntil[f.Node] = f.At
 			}
@@ -100,7 +105,7 @@ func TestRandomInvariants(t *testing.T) {
 			}
 		}
 		for node, u := range faultyUntil {
-			if u >= cfg.Duration {
+			if u == unended {
 				t.Fatalf("seed %d: the fault on node %d never ends", seed, node)
 			}
 		}

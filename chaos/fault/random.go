@@ -31,6 +31,13 @@ type RandomConfig struct {
 	// a Restart. Nodes without persistence need at least the longest TTL
 	// for the run to be safe.
 	DownFor time.Duration
+	// Rejoin is how long a node that restarted (Kill, Restart,
+	// RestartKept) still counts as faulty once it is back: the clients'
+	// restart guard does not count its grants for that long (the longest
+	// TTL they use, and the second by which a master's uptime is rounded).
+	// Without it, restarts in a row leave a majority unable to grant
+	// while the schedule counts only a minority faulty.
+	Rejoin time.Duration
 	// Latency is the delay of Slow; 0 means 30ms.
 	Latency time.Duration
 	// RTT is the round-trip time of SlowSetup; 0 means 40ms.
@@ -56,10 +63,11 @@ const DefaultDelay = 1500 * time.Millisecond
 // SlowSetup, DropReply, Multi, DelayRequests and DelayReplies. Restart,
 // RestartKept, ScriptFlush, ClockJump and Reset need no end; the node
 // counts as faulty for the restart's delay, the hold, and a quarter of the
-// hold (the clients' redial) respectively. A delay's node counts as faulty
-// until its last delayed bytes have arrived (its Heal plus its delay),
-// which may be after Duration: the schedule ends every fault before
-// Duration, not the bytes still on their way. Connection faults act on all
+// hold (the clients' redial) respectively, and a restarted node for Rejoin
+// more. A delay's node counts as faulty until its last delayed bytes have
+// arrived (its Heal plus its delay), which may be after Duration: the
+// schedule ends every fault before Duration, not the bytes still on their
+// way. Connection faults act on all
 // clients half of the time, on a random subset otherwise.
 func Random(seed uint64, cfg RandomConfig) Schedule {
 	rng := rand.New(rand.NewPCG(seed, 0x5ca1ab1e))
@@ -150,6 +158,9 @@ func Random(seed uint64, cfg RandomConfig) Schedule {
 		if end.Kind != "" {
 			end.At = t + hold
 			s = append(s, end)
+		}
+		if kind == Kill || kind == Restart || kind == RestartKept {
+			hold += cfg.Rejoin
 		}
 		busyUntil[node] = t + hold + late
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -32,6 +33,9 @@ type Config struct {
 	Keep bool
 	// Progress, if not nil, gets a line per run as it starts and ends.
 	Progress io.Writer
+	// Parallel is how many defects run at once, each in a copy of its
+	// own; 0 means 1. The baseline always runs alone.
+	Parallel int
 	// Rate, when > 0, measures catch rates: every defect's scenarios run
 	// Rate times, all of them (no -failfast), and each Result says in how
 	// many of those runs a scenario failed (Result.Rate).
@@ -104,10 +108,11 @@ func (r *Report) OK() bool {
 
 // Run copies the tree at cfg.Root to a temporary directory, checks every
 // defect's anchors there (any stale anchor fails the run at once), runs
-// the baseline, and then each defect in turn: apply, run its scenarios,
-// restore. It stops after the baseline if that does not pass. The error is
-// for a run that could not be set up or was cancelled, not for a defect
-// that was missed.
+// the baseline, and then the defects, cfg.Parallel at a time, each in a
+// copy of the tree of its own: apply, run its scenarios, restore. It
+// stops after the baseline if that does not pass. The error is for a run
+// that could not be set up or was cancelled, not for a defect that was
+// missed.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	start := time.Now()
 	if cfg.Timeout <= 0 {
@@ -124,11 +129,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if _, err := CopyTree(ctx, cfg.Root, dir); err != nil {
 		return nil, err
 	}
-	var errs []error
+	var bad []error
 	for _, d := range cfg.Defects {
-		errs = append(errs, d.Check(dir))
+		bad = append(bad, d.Check(dir))
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(bad...); err != nil {
 		return nil, err
 	}
 	r := &runner{cfg: cfg, dir: dir}
@@ -137,29 +142,69 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Elapsed = time.Since(start)
 		return rep, ctx.Err()
 	}
-	for _, d := range cfg.Defects {
-		if err := ctx.Err(); err != nil {
-			return rep, err
-		}
-		restore, err := d.Apply(dir)
+	runners := []*runner{r}
+	for i := 1; i < min(cfg.Parallel, len(cfg.Defects)); i++ {
+		sub, err := os.MkdirTemp("", "quorumlock-mutation-")
 		if err != nil {
+			return rep, fmt.Errorf("mutation: %w", err)
+		}
+		if !cfg.Keep {
+			defer os.RemoveAll(sub)
+		}
+		if _, err := CopyTree(ctx, cfg.Root, sub); err != nil {
 			return rep, err
 		}
-		runs := max(d.Runs, 1)
-		if cfg.Rate > 0 {
-			runs = cfg.Rate
-		}
-		res := r.run(ctx, d.Name, r.scenarios(d), runs)
-		res.Defect = d
-		rep.Results = append(rep.Results, res)
-		if err := restore(); err != nil {
-			return rep, fmt.Errorf("mutation: restore after %s: %w", d.Name, err)
-		}
+		runners = append(runners, &runner{cfg: cfg, dir: sub})
 	}
+	rep.Results = make([]Result, len(cfg.Defects))
+	next := make(chan int)
+	errs := make([]error, len(runners))
+	var wg sync.WaitGroup
+	for w, r := range runners {
+		wg.Go(func() {
+			for i := range next {
+				if errs[w] == nil {
+					rep.Results[i], errs[w] = r.defect(ctx, cfg.Defects[i])
+				}
+			}
+		})
+	}
+	for i := range cfg.Defects {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	rep.Results = slices.DeleteFunc(rep.Results, func(res Result) bool { return res.Defect.Name == "" }) // not run
 	rep.Elapsed = time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return rep, err
+	}
 	return rep, ctx.Err()
 }
 
+// defect applies d to the runner's copy, runs its scenarios, and
+// restores the copy.
+func (r *runner) defect(ctx context.Context, d Defect) (Result, error) {
+	restore, err := d.Apply(r.dir)
+	if err != nil {
+		return Result{}, err
+	}
+	runs := max(d.Runs, 1)
+	if r.cfg.Rate > 0 {
+		runs = r.cfg.Rate
+	}
+	res := r.run(ctx, d.Name, r.scenarios(d), runs)
+	res.Defect = d
+	if err := restore(); err != nil {
+		return res, fmt.Errorf("mutation: restore after %s: %w", d.Name, err)
+	}
+	return res, nil
+}
+
+// runner runs the scenarios of one copy of the tree.
 type runner struct {
 	cfg Config
 	dir string

@@ -244,3 +244,41 @@ func TestLateUntil(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldAt checks that a link knows when it held bytes back: never on a
+// healthy link; while a cut holds a request, and at every moment from its
+// reading to its delivery once healed, but not after.
+func TestHeldAt(t *testing.T) {
+	l, _ := oneLink(t, redisproc.Options{})
+	c := dialRaw(t, l.Addr())
+	if r, err := roundTrip(c, "PING\r\n", 5*time.Second); err != nil || r != "+PONG" {
+		t.Fatalf("PING: %q, %v", r, err)
+	}
+	if l.HeldAt(time.Now()) {
+		t.Error("a healthy link held a PING back")
+	}
+	if err := l.Cut(); err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !l.HeldAt(time.Now()); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a cut link does not hold the PING it read")
+		}
+	}
+	during := time.Now()
+	l.Heal()
+	if r, err := roundTrip(c, "", 5*time.Second); err != nil || r != "+PONG" {
+		t.Fatalf("the held PING: %q, %v", r, err)
+	}
+	after := time.Now()
+	if !l.HeldAt(during) {
+		t.Error("HeldAt: false for a moment the cut held the PING")
+	}
+	if l.HeldAt(sent.Add(-time.Millisecond)) || l.HeldAt(after) {
+		t.Error("HeldAt: true before the PING was sent or after its reply came")
+	}
+}

@@ -74,6 +74,7 @@ type Link struct {
 	stats   Stats
 	closed  bool
 	lastDue time.Time // the latest time a chunk read so far is due (LateUntil)
+	held    []*span   // when the link held chunks back (HeldAt)
 }
 
 // linkFault is the fault of a link; the zero value is a healthy link.
@@ -342,7 +343,8 @@ func (l *Link) stamp(c *conn, b []byte, request bool) (ch chunk, drop bool) {
 		l.stats.Resets++
 		return chunk{}, true
 	}
-	ch = chunk{b: append([]byte(nil), b...), due: time.Now().Add(delay)}
+	now := time.Now()
+	ch = chunk{b: append([]byte(nil), b...), read: now, due: now.Add(delay)}
 	if ch.due.After(l.lastDue) {
 		l.lastDue = ch.due
 	}

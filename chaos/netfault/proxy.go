@@ -117,8 +117,8 @@ func wait(d time.Duration, a, b <-chan struct{}) bool {
 
 // chunk is bytes read from one side, due on the other at a time.
 type chunk struct {
-	b   []byte
-	due time.Time
+	b         []byte
+	read, due time.Time
 }
 
 // pipe copies src to dst until src fails, applying the link's fault: a
@@ -143,14 +143,15 @@ func (l *Link) pipe(c *conn, dst, src net.Conn, request bool) {
 				}
 				continue // drain until the reader stops
 			}
-			if !wait(time.Until(ch.due), c.done, l.done) || !l.awaitOpen(c.done) {
-				broken = true
-				if request {
-					c.handled.Add(1)
-				}
-				continue
+			var held *span
+			if time.Until(ch.due) > 0 || l.isCut() {
+				held = l.holding(ch.read)
 			}
-			if _, err := dst.Write(ch.b); err != nil {
+			open := wait(time.Until(ch.due), c.done, l.done) && l.awaitOpen(c.done)
+			l.released(held) // before the write: its reply may come at once
+			if !open {
+				broken = true
+			} else if _, err := dst.Write(ch.b); err != nil {
 				broken = true
 			}
 			if request {

@@ -112,7 +112,7 @@ func (s everysec) run(ctx context.Context, r *Run) error {
 	if s.durable {
 		r.Logf("master 2's first durable confirmation after the power loss: %s", errText(firstConfirm))
 	}
-	hb, bWhileA, _, _ := contend(ctx, r, b, ha, everysecTTL, 10*time.Second)
+	hb, bWhileA, _, _ := contend(ctx, r, b, ha, everysecTTL, time.Second, 10*time.Second)
 	if judge(r, bWhileA) {
 		return nil
 	}

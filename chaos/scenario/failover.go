@@ -161,7 +161,7 @@ func (s failover) run(ctx context.Context, r *Run) error {
 	if err := rc.Rejoin(ctx, addr); err != nil {
 		return err
 	}
-	hb, bWhileA, _, last := contend(ctx, r, b, ha, everysecTTL, 10*time.Second)
+	hb, bWhileA, _, last := contend(ctx, r, b, ha, everysecTTL, time.Second, 10*time.Second)
 	if hb == nil {
 		r.Logf("B: %s", errText(last))
 	}

@@ -76,7 +76,7 @@ func (sk safeKinds) run(ctx context.Context, r *Run) error {
 	d := r.Duration(3, 2*time.Second)
 	sched := fault.Random(r.Seed, fault.RandomConfig{
 		Nodes: Nodes, Clients: r.Clients(), Duration: d, DownFor: downFor, MaxFaulty: sk.maxFaulty,
-		Kinds: sk.faults, Gap: 150 * time.Millisecond, Hold: 400 * time.Millisecond,
+		Kinds: sk.faults, Gap: 150 * time.Millisecond, Hold: 400 * time.Millisecond, Rejoin: rejoin(workload.LongestTTL(sk.ttl)),
 		Latency: cmp.Or(sk.latency, 20*time.Millisecond),
 	})
 	if sk.clientFaults {
@@ -217,6 +217,12 @@ func first(c checker.Result, inv checker.Invariant) string {
 	return ""
 }
 
+// rejoin is how long a restarted master stays out of the clients'
+// quorums once it is back (fault.RandomConfig.Rejoin): the restart guard
+// holds it back for the longest TTL they used (workload.LongestTTL), and
+// its uptime counts whole seconds.
+func rejoin(longest time.Duration) time.Duration { return longest + time.Second }
+
 // clientFaults draws, every 200-400ms, a DropReply or a Reset on every
 // link of one client.
 func clientFaults(seed uint64, clients int, d time.Duration) fault.Schedule {
@@ -258,7 +264,8 @@ func safeScenarios() []Scenario {
 			safeKinds{kinds: []workload.Kind{workload.Renew}, ttl: ttl, faults: connFaults, clientFaults: true, grantEvery: time.Second}},
 		{"safe-extend", "Extend with random TTLs, two at a time and beside the renewal, some with an ended context: Until never passes the masters' expiry, late extends included; Lock.Context ends by the Until the Extends left",
 			safeKinds{kinds: []workload.Kind{workload.Extend}, ttl: ttl, faults: connFaults, maxFaulty: 3,
-				latency: 3 * workload.NodeTimeout / 2, lateBy: 2 * workload.NodeTimeout, clientFaults: true}},
+				latency: 3 * workload.NodeTimeout / 2, lateBy: 2 * workload.NodeTimeout, clientFaults: true,
+				grantEvery: 500 * time.Millisecond}}, // holds extended up to 3 TTLs, a majority faulty at times
 		{"safe-semaphore", "at most K holders of a semaphore at once (K = 2 and K = 3): permits taken by Acquire and TryAcquire, extended, released",
 			safeKinds{kinds: []workload.Kind{workload.Semaphore}, ttl: ttl, faults: allFaults, clientFaults: true}},
 		{"safe-multi", "no key of a multi-key lock held by two at once: overlapping sets of 1-3 keys and plain locks of single keys, failed sets leaving nothing; a lock handed over by its token and resumed, a stale token (after Unlock) never resumed, and the giver's late Unlock or Extend changing nothing",

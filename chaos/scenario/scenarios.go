@@ -111,7 +111,7 @@ func safeMinority(ctx context.Context, r *Run) error {
 	}
 	d := r.Duration(1, time.Second)
 	sched := fault.Random(r.Seed, fault.RandomConfig{
-		Nodes: Nodes, Clients: r.Clients(), Duration: d, DownFor: downFor,
+		Nodes: Nodes, Clients: r.Clients(), Duration: d, DownFor: downFor, Rejoin: rejoin(workload.LongestTTL(ttl)),
 		Kinds:   append([]fault.Kind{fault.Kill, fault.Pause, fault.Cut, fault.Slow, fault.Restart}, fault.Generic...),
 		Gap:     150 * time.Millisecond,
 		Hold:    400 * time.Millisecond,

@@ -40,7 +40,15 @@ type shared struct {
 	// once before B, must be held back by the guard, and gets the lock at
 	// the end.
 	strict bool
+	// extendTo, when set, is how long A and B extend their locks once
+	// granted: the longest TTL every client uses is then extendTo, which
+	// the guards must cover, and B's first try lasts until A's extended
+	// lock expires.
+	extendTo time.Duration
 }
+
+// longest is the longest TTL a client of the scenario uses.
+func (s shared) longest() time.Duration { return max(s.ttl, s.extendTo) }
 
 // restartAtOnce kills master 2 and starts it again without delay.
 func restartAtOnce(time.Duration) fault.Fault { return fault.Fault{Kind: fault.Restart, Node: 2} }
@@ -56,7 +64,7 @@ func (s shared) locker(i int) redlock.Config {
 	cfg := workload.LockerConfig(workload.NodeTimeout)
 	cfg.RestartGuard = s.guard
 	if s.strict && i == 2 {
-		cfg.RestartGuard = s.ttl
+		cfg.RestartGuard = s.longest()
 	}
 	return cfg
 }
@@ -92,11 +100,17 @@ func (s shared) run(ctx context.Context, r *Run) error {
 		if err != nil {
 			return fmt.Errorf("scenario: client B could not lock on masters 2-4: %w", err)
 		}
+		if err := s.extend(ctx, hw); err != nil {
+			return err
+		}
 		hw.Release(ctx)
 	}
 	ha, err := acquire(ctx, a, "k", s.ttl)
 	if err != nil {
 		return fmt.Errorf("scenario: client A could not lock on masters 0-2: %w", err)
+	}
+	if err := s.extend(ctx, ha); err != nil {
+		return err
 	}
 	r.Logf("A granted on redis-0..2 (token %d), valid for %v", ha.Token, time.Until(ha.Lock.Until()).Round(time.Millisecond))
 	f := s.disrupt(s.ttl)
@@ -116,7 +130,11 @@ func (s shared) run(ctx context.Context, r *Run) error {
 		hc, errC = e.Client(2).Acquire(ctx, "k", s.ttl, true)
 		cWhileA = hc != nil && time.Now().Before(ha.Lock.Until())
 	}
-	hb, bWhileA, errFirst, errB := contend(ctx, r, b, ha, s.ttl, s.ttl+5*time.Second)
+	tryFor := time.Second
+	if s.extendTo > 0 {
+		tryFor = time.Until(ha.Lock.Until())
+	}
+	hb, bWhileA, errFirst, errB := contend(ctx, r, b, ha, s.ttl, tryFor, s.longest()+5*time.Second)
 	r.Check("B acquires", hb != nil, "%s", errText(errB))
 	if s.strict {
 		s.strictClient(ctx, r, e.Client(2), hc, cWhileA, errC)
@@ -129,6 +147,17 @@ func (s shared) run(ctx context.Context, r *Run) error {
 			r.Check(fmt.Sprintf("client %d granted only once the master was up for the TTL", c), ok && at-disrupted >= s.ttl,
 				"granted %v after the restart began (TTL %v)", (at - disrupted).Round(time.Millisecond), s.ttl)
 		}
+	}
+	return nil
+}
+
+// extend extends h to s.extendTo, if set.
+func (s shared) extend(ctx context.Context, h *workload.Held) error {
+	if s.extendTo == 0 {
+		return nil
+	}
+	if err := h.Lock.Extend(ctx, s.extendTo); err != nil {
+		return fmt.Errorf("scenario: lock %d could not be extended to %v: %w", h.ID, s.extendTo, err)
 	}
 	return nil
 }
@@ -162,13 +191,13 @@ func judge(r *Run, bWhileA bool) (unsafe bool) {
 }
 
 // contend is what B does once A holds the lock (ha) and their shared
-// master was disrupted: B tries for a second (for ttl) while A works in
-// its critical section; A writes and releases; B, if it did not get the
-// lock, gets it now, waiting up to wait, and releases it.
+// master was disrupted: B tries for tryFor (a lock for ttl) while A works
+// in its critical section; A writes and releases; B, if it did not get
+// the lock, gets it now, waiting up to wait, and releases it.
 // It returns B's hold, whether B got it while A's lock was valid, and the
 // errors of B's first try and of its last one.
-func contend(ctx context.Context, r *Run, b *workload.Client, ha *workload.Held, ttl, wait time.Duration) (hb *workload.Held, whileA bool, first, last error) {
-	bctx, cancel := context.WithTimeout(ctx, time.Second)
+func contend(ctx context.Context, r *Run, b *workload.Client, ha *workload.Held, ttl, tryFor, wait time.Duration) (hb *workload.Held, whileA bool, first, last error) {
+	bctx, cancel := context.WithTimeout(ctx, tryFor)
 	hb, first = b.Acquire(bctx, "k", ttl, false)
 	cancel()
 	whileA = hb != nil && time.Now().Before(ha.Lock.Until())

@@ -13,7 +13,10 @@ import (
 // which a release failed (a lost reply, a reset, a timeout: it may not have
 // run), and, for a reentrant hold, which is released only where it was
 // granted, the masters to which its acquire failed: those may keep it
-// until its TTL. The observer (observe.go) says which calls failed.
+// until its TTL. The observer (observe.go) says which calls failed. And a
+// master to which a fault held back the traffic of the clients while it
+// kept the key, or when the key expired (Env.heldAt): a release may have
+// been on its way.
 
 // Operations of the library's NodeErrorEvent.
 const (
@@ -68,23 +71,28 @@ func (c *Client) remains(ctx context.Context, name string, t target, what string
 	var expired []int
 	for {
 		var stuck []int
+		onItsWay := false // a master holds t while a release to it may be on its way
 		for j, r := range c.env.direct.readTarget(ctx, t) {
 			switch {
 			case !r.known || excused(cs, j, since, t.mode == modeHash):
 			case r.held:
-				stuck = append(stuck, j)
+				if c.env.heldAt(cs, j, r.at) {
+					onItsWay = true
+				} else {
+					stuck = append(stuck, j)
+				}
 				if lives[j] == nil {
 					lives[j] = &lifespan{seen: r.at}
 				}
 				lives[j].note(r.at.Add(r.left), false)
 			default:
-				if l := lives[j]; l != nil && l.expiredBy(r.at) {
+				if l := lives[j]; l != nil && l.expiredBy(r.at) && !c.env.heldAt(cs, j, l.expires.Add(-expirySlack), l.expires) {
 					expired = append(expired, j)
 				}
 				delete(lives, j)
 			}
 		}
-		done := len(stuck) == 0 || time.Now().After(deadline)
+		done := len(stuck) == 0 && !onItsWay || time.Now().After(deadline)
 		if done && ctx.Err() == nil && len(expired)+len(stuck) > 0 {
 			// A release still on its way may be failing: its report comes
 			// when its bytes arrived, or its connection went, and its call
@@ -108,6 +116,20 @@ func (c *Client) remains(ctx context.Context, name string, t target, what string
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// heldAt reports whether a fault held back, at one of the times ts, the
+// traffic between master j and one of the clients cs (netfault.Link.HeldAt):
+// a release on its way then may land once what it was to remove expired,
+// or not yet, which is the network's doing and not the library's.
+func (e *Env) heldAt(cs []*Client, j int, ts ...time.Time) bool {
+	for _, c := range cs {
+		l := e.Net.Link(c.ID, j)
+		if slices.ContainsFunc(ts, l.HeldAt) {
+			return true
+		}
+	}
+	return false
 }
 
 // unexcused returns the masters of js that stay unexcused (see excused)

@@ -30,6 +30,35 @@ type Client struct {
 	cfg   redlock.Config
 	// sh is the state the clients of the Env share (shared.go).
 	sh *shared
+	// long is the same client with Lockers of its own for the long TTLs
+	// of its private keys and blocked calls (LongestTTL): the restart
+	// guard of a Locker lasts the longest TTL it used, and theirs would
+	// keep a restarted master out of every quorum of the client that
+	// long.
+	long *Client
+	// probing is the same client with Lockers of its own for the probes,
+	// without the restart guard (RestartGuard -1): the probes run on
+	// healed masters, on keys of their own that no lock held before a
+	// restart, which the guard is about; with it, a master restarted late
+	// in the workload would refuse the bare quorums some probes need.
+	probing *Client
+}
+
+// view returns a copy of c whose Lockers are made of cfg: the same
+// client (its id, nodes, observer and history), other Lockers.
+func (c *Client) view(cfg redlock.Config) (*Client, error) {
+	v := *c
+	v.cfg = cfg
+	var err error
+	if v.Locker, err = redlock.New(c.nodes, cfg); err != nil {
+		return nil, err
+	}
+	plain := cfg
+	plain.Fencing = false
+	if v.plain, err = redlock.New(c.nodes, plain); err != nil {
+		return nil, err
+	}
+	return &v, nil
 }
 
 func newClient(id int, e *Env, nodes []redlock.Node, cfg redlock.Config) (*Client, error) {
@@ -39,16 +68,20 @@ func newClient(id int, e *Env, nodes []redlock.Node, cfg redlock.Config) (*Clien
 	}
 	c.obs = newObserver(c, cfg.Observer, nodes)
 	cfg.Observer = c.obs
-	c.cfg = cfg
-	var err error
-	if c.Locker, err = redlock.New(nodes, cfg); err != nil {
+	v, err := c.view(cfg)
+	if err != nil {
 		return nil, err
 	}
-	plain := cfg
-	plain.Fencing = false
-	if c.plain, err = redlock.New(nodes, plain); err != nil {
+	c.cfg, c.Locker, c.plain = cfg, v.Locker, v.plain
+	if c.long, err = c.view(cfg); err != nil {
 		return nil, err
 	}
+	unguarded := cfg
+	unguarded.RestartGuard = -1
+	if c.probing, err = c.view(unguarded); err != nil {
+		return nil, err
+	}
+	c.probing.long = c.probing // the probes' long TTLs too
 	return c, nil
 }
 

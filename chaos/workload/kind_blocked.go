@@ -75,7 +75,7 @@ func (c *Client) blockedCycle(ctx, bg context.Context, b blocked, name string, t
 	before := e.direct.stableStates(bg, pattern)
 	blockedSince := time.Now()
 	bctx, cancel := context.WithTimeout(ctx, ReleaseTimeout)
-	blockers, err := c.block(bctx, b, name)
+	blockers, err := c.long.block(bctx, b, name) // long TTLs: the long Lockers
 	cancel()
 	defer func() {
 		for _, h := range blockers {
@@ -92,7 +92,7 @@ func (c *Client) blockedCycle(ctx, bg context.Context, b blocked, name string, t
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	since := time.Now()
-	got, err := c.waitBlocked(wctx, b, name, try)
+	got, err := c.long.waitBlocked(wctx, b, name, try)
 	if err != nil {
 		if herr := harness(err); herr != nil {
 			return herr

@@ -229,18 +229,28 @@ func (s *step) hold(h *Held) {
 	s.release(h)
 }
 
+// privateTTLs is the TTL of a private key, in TTLs of the workload.
+const privateTTLs = 10
+
+// LongestTTL is the longest TTL a Locker of the random workload acquires
+// or extends a lock with, for Config.TTL ttl (an Extend's, 3 TTLs),
+// but for the Lockers of the private keys and the blocked calls (see
+// Client.long): the restart guard of a client holds a restarted master
+// back that long (redlock.Config.RestartGuard).
+func LongestTTL(ttl time.Duration) time.Duration { return 3 * ttl }
+
 // private tries the client's own key, which no other client locks, with a
 // long TTL: an attempt can only fail by a fault, and whatever it wrote must
 // leave a quorum of the masters once it returned.
 func (s *step) private(ctx context.Context) error {
 	name := fmt.Sprintf("own-%d", s.c.ID)
 	key := s.c.env.Key(name)
-	ttl := 10 * s.cfg.TTL
+	ttl := privateTTLs * s.cfg.TTL
 	actx, cancel := s.acquireCtx(ctx)
 	defer cancel()
 	start := time.Now()
 	h, err := s.c.recordFrom(start, checker.Event{Key: name}, target{mode: modeString, key: key},
-		func() (*redlock.Lock, error) { return s.c.plain.TryLock(actx, key, ttl) })
+		func() (*redlock.Lock, error) { return s.c.long.plain.TryLock(actx, key, ttl) })
 	if err != nil {
 		s.c.cleared(s.bg, name, target{mode: modeAny, key: key}, "failed TryLock", start)
 		return harness(err)

@@ -80,6 +80,11 @@ const (
 	// that master and one without, must get increasing tokens: the
 	// quorum's token is written back (probe_fence.go).
 	FenceAhead Probe = "fence-ahead"
+	// ExtendsInOrder: a long Extend whose replies come late, and a short
+	// one sent once the masters applied the long one, at once on one Lock:
+	// Until must not end past the short TTL the masters enforce
+	// (probe_extend.go).
+	ExtendsInOrder Probe = "extends-in-order"
 	// RetriedOwner: a reentrant owner's hold expires while its job
 	// stalls; the job is retried under the same owner id on another
 	// client, which acquires afresh; then the stalled job unlocks its
@@ -133,7 +138,7 @@ func Probes(ks []Kind) []Probe {
 		case Reentrant:
 			ps = append(ps, DropInner, RetriedOwner, GiveUpReentrant)
 		case Extend:
-			ps = append(ps, ShortExtend, LateExtend, ExtendContext, FenceAhead)
+			ps = append(ps, ShortExtend, LateExtend, ExtendContext, FenceAhead, ExtendsInOrder)
 		case RW:
 			ps = append(ps, RWExclusion, LateReadExtend, GiveUpRW)
 		case Semaphore:
@@ -168,8 +173,8 @@ func RunProbes(ctx context.Context, e *Env, ps []Probe, rounds int) error {
 	defer e.pending.Wait()
 	for r := range rounds {
 		for i, p := range ps {
-			a := e.clients[(r+i)%len(e.clients)]
-			b := e.clients[(r+i+1)%len(e.clients)]
+			a := e.clients[(r+i)%len(e.clients)].probing
+			b := e.clients[(r+i+1)%len(e.clients)].probing
 			pr := &prober{e: e, a: a, b: b, name: fmt.Sprintf("probe-%s-%d", p, r), round: r}
 			if err := pr.run(ctx, p); err != nil {
 				return fmt.Errorf("workload: probe %s: %w", p, err)
@@ -211,6 +216,8 @@ func (p *prober) run(ctx context.Context, pr Probe) error {
 		return p.lateNoScript(ctx)
 	case FenceAhead:
 		return p.fenceAhead(ctx)
+	case ExtendsInOrder:
+		return p.extendsInOrder(ctx)
 	case RetriedOwner:
 		return p.retriedOwner(ctx)
 	case GiverLate:
