@@ -389,6 +389,15 @@ func Defects() []Defect {
 			Note:      "restart-guarded: B, whose Nodes saw the master before it restarted, gets the lock A holds: overlap",
 		},
 		{
+			Name:        "failed-release-not-retried",
+			Description: "a release whose call to a master failed is not sent again: the lock stays there until its TTL",
+			Edits: []Edit{{File: "redlock/retry.go",
+				Anchor:  "if v.Err == nil || c.retryUntil.IsZero() || attempt > maxReleaseRetries {",
+				Replace: "if true {"}},
+			Scenarios: []string{"safe-plain"},
+			Note:      "safe-plain's release-retried probe: an Unlock's release to master 0 fails unrun (link cut, then reset); once healed, master 0 keeps the key past 2s: nothing-left",
+		},
+		{
 			Name:        "guard-ignores-extends",
 			Description: "the default restart guard lasts the longest TTL acquired with, not extended to: a lock extended past it is granted again on a master that restarted empty",
 			Edits: []Edit{{File: "redlock/extend.go",

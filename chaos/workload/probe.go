@@ -80,6 +80,10 @@ const (
 	// that master and one without, must get increasing tokens: the
 	// quorum's token is written back (probe_fence.go).
 	FenceAhead Probe = "fence-ahead"
+	// ReleaseRetried: an Unlock's release to one master fails unrun (its
+	// link cut, then reset); once the link healed, the release must be
+	// sent again and run there, long before the TTL (probe_release.go).
+	ReleaseRetried Probe = "release-retried"
 	// ExtendsInOrder: a long Extend whose replies come late, and a short
 	// one sent once the masters applied the long one, at once on one Lock:
 	// Until must not end past the short TTL the masters enforce
@@ -134,7 +138,7 @@ func Probes(ks []Kind) []Probe {
 	for _, k := range ks {
 		switch k {
 		case Plain:
-			ps = append(ps, DropPrivate, SharedMulti, EndedUnlock, LateNoScript)
+			ps = append(ps, DropPrivate, SharedMulti, EndedUnlock, LateNoScript, ReleaseRetried)
 		case Reentrant:
 			ps = append(ps, DropInner, RetriedOwner, GiveUpReentrant)
 		case Extend:
@@ -218,6 +222,8 @@ func (p *prober) run(ctx context.Context, pr Probe) error {
 		return p.fenceAhead(ctx)
 	case ExtendsInOrder:
 		return p.extendsInOrder(ctx)
+	case ReleaseRetried:
+		return p.releaseRetried(ctx)
 	case RetriedOwner:
 		return p.retriedOwner(ctx)
 	case GiverLate:
