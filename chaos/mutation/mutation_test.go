@@ -205,6 +205,8 @@ func TestJudge(t *testing.T) {
 			failed, []string{"a"}, mutation.Broken, nil},
 		{"panic", "=== RUN   TestScenarios/local/a\n=== RUN   TestScenarios/local/b\npanic: boom\n",
 			failed, []string{"a", "b"}, mutation.Caught, []string{"b (panic)"}},
+		{"fatal error", "=== RUN   TestScenarios/local/a\nfatal error: concurrent map writes\n",
+			failed, []string{"a"}, mutation.Caught, []string{"a (fatal error)"}},
 	} {
 		got, outcome, _ := mutation.Judge([]byte(tc.out), tc.err, tc.scenarios)
 		if outcome != tc.want || !slices.Equal(got, tc.failed) {

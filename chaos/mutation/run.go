@@ -283,7 +283,10 @@ func (r *runner) goTest(ctx context.Context, scenarios []string, runs int, failf
 	}
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = filepath.Join(r.dir, "chaos")
-	cmd.Env = append(os.Environ(), "QUORUMLOCK_CHAOS_DOCKER=0")
+	// A defect that hangs a scenario is caught by its watchdog: a short
+	// one (the short scenarios take seconds) keeps a hang from costing
+	// the default's two minutes.
+	cmd.Env = append(os.Environ(), "QUORUMLOCK_CHAOS_DOCKER=0", "QUORUMLOCK_CHAOS_WATCHDOG="+watchdog.String())
 	// Its own process group, so that a timeout ends the test binary (and
 	// with it, by Pdeathsig, its redis-servers) along with go itself.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -296,6 +299,10 @@ func (r *runner) goTest(ctx context.Context, scenarios []string, runs int, failf
 	}
 	return out.Bytes(), err
 }
+
+// watchdog is the scenarios' watchdog in the self-test's runs: several
+// times the longest short scenario.
+const watchdog = 45 * time.Second
 
 var (
 	topFail  = regexp.MustCompile(`(?m)^--- FAIL: TestScenarios `) // one per failing run
@@ -330,12 +337,16 @@ func judge(out []byte, err error, scenarios []string) ([]string, Outcome, string
 			return nil, Broken, "no such scenario: " + strings.Join(missing, ",")
 		}
 		return nil, Missed, ""
-	case bytes.Contains(out, []byte("panic:")):
-		// A panic ends the binary before the subtest reports: blame the
+	case bytes.Contains(out, []byte("panic:")) || bytes.Contains(out, []byte("fatal error:")):
+		// A panic, or a fatal error of the runtime (concurrent map
+		// writes), ends the binary before the subtest reports: blame the
 		// last scenario that started.
 		why := " (panic)"
-		if bytes.Contains(out, []byte("panic: test timed out")) {
+		switch {
+		case bytes.Contains(out, []byte("panic: test timed out")):
 			why = " (hung)"
+		case !bytes.Contains(out, []byte("panic:")):
+			why = " (fatal error)"
 		}
 		if runs := runLine.FindAllSubmatch(out, -1); len(runs) > 0 {
 			return []string{string(runs[len(runs)-1][1]) + why}, Caught, ""

@@ -2,6 +2,7 @@ package scenario_test
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -98,6 +99,21 @@ func expect(t *testing.T, ok bool, format string, args ...any) {
 	}
 }
 
+// watchdog is the scenarios' watchdog that QUORUMLOCK_CHAOS_WATCHDOG sets
+// (a duration), or 0 for the default: the mutation self-test shortens it,
+// so that a defect that hangs a scenario costs it less time.
+func watchdog(t *testing.T) time.Duration {
+	v := os.Getenv("QUORUMLOCK_CHAOS_WATCHDOG")
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		t.Fatalf("QUORUMLOCK_CHAOS_WATCHDOG=%q: %v", v, err)
+	}
+	return d
+}
+
 // TestScenarios runs every scenario in its short form on every backend
 // usable here.
 func TestScenarios(t *testing.T) {
@@ -122,7 +138,7 @@ func TestScenarios(t *testing.T) {
 					chaostest.SkipScenario(t, backend, s.Name)
 					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 					defer cancel()
-					r := s.Run(ctx, scenario.Options{Backend: backend, Open: open, Duration: scenario.Short})
+					r := s.Run(ctx, scenario.Options{Backend: backend, Open: open, Duration: scenario.Short, Watchdog: watchdog(t)})
 					ran++
 					for _, u := range r.Transports {
 						acquired[u.Transport] += u.Acquired
