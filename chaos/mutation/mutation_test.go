@@ -247,3 +247,21 @@ func TestReportSaysWhatIsCaughtByChance(t *testing.T) {
 		t.Error("a miss of a defect caught by construction passes the self-test")
 	}
 }
+
+// TestReportSaysTheBaselineWasSkipped checks that a skipped baseline
+// (Config.SkipBaseline) is reported as skipped, not as passed, and does
+// not fail the self-test.
+func TestReportSaysTheBaselineWasSkipped(t *testing.T) {
+	rep := &mutation.Report{
+		Baseline: mutation.Result{Outcome: mutation.Missed, Detail: mutation.BaselineSkipped},
+		Results:  []mutation.Result{{Defect: mutation.Defect{Name: "d"}, Outcome: mutation.Caught}},
+	}
+	var b strings.Builder
+	rep.Print(&b)
+	if want := "baseline " + mutation.BaselineSkipped; !strings.Contains(b.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, b.String())
+	}
+	if !rep.OK() {
+		t.Error("a skipped baseline fails the self-test")
+	}
+}

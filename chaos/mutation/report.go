@@ -19,8 +19,11 @@ func (r *Report) Print(w io.Writer) {
 			orAll(res.Scenarios), res.Elapsed.Round(100*time.Millisecond))
 	}
 	base := "pass"
-	if r.Baseline.Outcome != Missed {
+	switch {
+	case r.Baseline.Outcome != Missed:
 		base = "FAIL (" + string(r.Baseline.Outcome) + ")"
+	case r.Baseline.Detail == baselineSkipped:
+		base = baselineSkipped
 	}
 	row("(baseline, no defect)", r.Baseline, base)
 	for _, res := range r.Results {

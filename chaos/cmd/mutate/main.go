@@ -38,6 +38,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	check := fs.Bool("check", false, "only check that every anchor occurs exactly once in the tree, and exit")
 	keep := fs.Bool("keep", false, "keep the temporary copy and its logs")
 	timeout := fs.Duration("timeout", 5*time.Minute, "bound on one go test run")
+	skipBaseline := fs.Bool("skip-baseline", false, "skip the run without a defect, when the same scenarios just passed on this tree (CI: the chaos module's tests)")
 	parallel := fs.Int("parallel", 1, "defects run at once, each in a copy of the tree of its own (the baseline runs alone)")
 	rate := fs.Int("rate", 0, "measure catch rates: run each defect's scenarios this many times, all of them, and report in how many one failed")
 	if err := fs.Parse(args); err != nil {
@@ -86,7 +87,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	rep, err := mutation.Run(ctx, mutation.Config{
-		Root: *root, Defects: defects, AllScenarios: *all, Timeout: *timeout, Keep: *keep, Progress: stderr, Rate: *rate, Parallel: *parallel,
+		Root: *root, Defects: defects, AllScenarios: *all, Timeout: *timeout, Keep: *keep, Progress: stderr, Rate: *rate, Parallel: *parallel, SkipBaseline: *skipBaseline,
 	})
 	if rep != nil && (rep.Baseline.Outcome != "" || len(rep.Results) > 0) {
 		rep.Print(stdout)
