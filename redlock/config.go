@@ -66,14 +66,15 @@ type Config struct {
 	// have forgotten the locks it held) from counting until every lock it
 	// may have forgotten has expired (see guard.go). 0, the default,
 	// guards every restart the Node saw happen (a new run id), for the
-	// longest TTL this Locker has acquired or extended with; a freshly
-	// started master is usable at once. It knows only this Locker's TTLs:
-	// where other processes use longer ones, set a positive value. A positive value guards every master that has been up for
-	// less than it, whether it was seen restarting or not: set it to the
-	// longest TTL any client uses, for masters that do not persist every
-	// write. A negative value turns the guard off (masters with AOF and
-	// appendfsync always). It needs Nodes with the MasterIdentity ability
-	// (*pool.Node).
+	// longest TTL this Locker has acquired, extended or resumed with; a
+	// freshly started master is usable at once. It knows only this
+	// Locker's TTLs: where other processes use longer ones, set a
+	// positive value. A positive value guards every master that has been
+	// up for less than it, whether it was seen restarting or not: set it
+	// to the longest TTL any client uses, for masters that do not persist
+	// every write. A negative value turns the guard off (masters with AOF
+	// and appendfsync always). It needs Nodes with the MasterIdentity
+	// ability (*pool.Node).
 	RestartGuard time.Duration
 
 	// Durability makes a master's grant and Extend count only once it is

@@ -101,7 +101,6 @@ func (lk *Lock) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 	if caps == nil {
 		return fmt.Errorf("redlock: extend %q: validity passed at %v: %w", lk.key, until, ErrLockLost)
 	}
-	l.guard.used(ttl) // a master restarted from now on may have held it this long
 	c := l.extendCall(opExtend, lk.v.extend, lk.keys, lk.token, ms)
 	c.then = func(i int, v quorum.Vote) {
 		if v.Err == nil { // it ran on master i: known from now on

@@ -22,9 +22,9 @@ package redlock
 //
 //   - 0, the default: every restart that the Node saw happen (a run id
 //     other than the first one it saw), for the longest TTL that this
-//     Locker has acquired or extended a lock with (the other processes'
-//     TTLs are not its to know: where they are longer, use > 0). A
-//     master first met after its restart is trusted:
+//     Locker has acquired, extended or resumed a lock with (the other
+//     processes' TTLs are not its to know: where they are longer, use
+//     > 0). A master first met after its restart is trusted:
 //     a freshly started master is usable at once, as tests and a quick
 //     start need. This covers a long-running service whose master
 //     restarts; it does not cover a process that starts after a master

@@ -1,6 +1,7 @@
 package redlock_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -78,34 +79,56 @@ func TestRestartGuardSeenRestarts(t *testing.T) {
 	}
 }
 
-// The default guard lasts the longest TTL used, Extends included: a lock
-// extended past its acquire's TTL, on masters that then restart empty,
-// is not granted again while it may still be held. (The guard counted
-// only the acquires' TTLs: a lock taken for 1s and extended to 3s was
-// granted again 2s after the restart, while still valid.)
+// The default guard lasts the longest TTL used, Extends and Resumes
+// included: a lock extended (or resumed) past its acquire's TTL, on
+// masters that then restart empty, is not granted again while it may
+// still be held. (The guard counted only the acquires' TTLs: a lock taken
+// for 1s and extended to 3s was granted again 2s after the restart, while
+// still valid.)
 func TestRestartGuardCoversExtends(t *testing.T) {
-	servers, nodes := guardCluster(t, 3, redisproc.Options{})
-	ctx := t.Context()
-	l := newLocker(t, asNodes(nodes), redlock.Config{})
-	first, err := l.TryLock(ctx, "k", time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Extend(ctx, 3*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range servers[:2] {
-		if err := s.Restart(0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for time.Now().Before(first.Until()) {
-		if lk, err := l.TryLock(ctx, "k", time.Second); err == nil {
-			t.Fatalf("granted again %v before the extended lock's Until (token %s)", time.Until(first.Until()), lk.Token())
-		} else if !errors.Is(err, redlock.ErrRestarted) {
-			t.Fatalf("a lock while the restarted masters are guarded: %v, want ErrRestarted", err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	for _, c := range []struct {
+		name string
+		// longer returns the Lock that l holds for 3s of a lock taken
+		// for 1s (by l, or by giver).
+		longer func(ctx context.Context, l, giver *redlock.Locker) (*redlock.Lock, error)
+	}{
+		{"extend", func(ctx context.Context, l, _ *redlock.Locker) (*redlock.Lock, error) {
+			first, err := l.TryLock(ctx, "k", time.Second)
+			if err != nil {
+				return nil, err
+			}
+			return first, first.Extend(ctx, 3*time.Second)
+		}},
+		{"resume", func(ctx context.Context, l, giver *redlock.Locker) (*redlock.Lock, error) {
+			given, err := giver.TryLock(ctx, "k", time.Second)
+			if err != nil {
+				return nil, err
+			}
+			return l.Resume(ctx, "k", given.Token(), 3*time.Second)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			servers, nodes := guardCluster(t, 3, redisproc.Options{})
+			ctx := t.Context()
+			l := newLocker(t, asNodes(nodes), redlock.Config{})
+			first, err := c.longer(ctx, l, newLocker(t, asNodes(nodes), redlock.Config{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range servers[:2] {
+				if err := s.Restart(0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for time.Now().Before(first.Until()) {
+				if lk, err := l.TryLock(ctx, "k", time.Second); err == nil {
+					t.Fatalf("granted again %v before the extended lock's Until (token %s)", time.Until(first.Until()), lk.Token())
+				} else if !errors.Is(err, redlock.ErrRestarted) {
+					t.Fatalf("a lock while the restarted masters are guarded: %v, want ErrRestarted", err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
 	}
 }
 

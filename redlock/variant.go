@@ -87,8 +87,11 @@ func (l *Locker) acquireCall(v *variant, keys []string, token string, ms int64) 
 	return c
 }
 
-// extendCall is v's extend of keys held with token to ms.
+// extendCall is v's extend of keys held with token to ms: an Extend, a
+// renewal or a Resume. The restart guard counts ms from here on, as an
+// acquire's TTL: a master that restarts may have held the lock that long.
 func (l *Locker) extendCall(op string, s script, keys []string, token string, ms int64) *call {
+	l.guard.used(time.Duration(ms) * time.Millisecond)
 	c := l.newCall(op, s, tombKey(keys[0], token), keys, token, ms)
 	l.makeDurable(c)
 	return c
