@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/chaos/fault"
-	"github.com/quorumlock/quorumlock/pool"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -25,10 +24,14 @@ import (
 // does.
 func (p *prober) extendsInOrder(ctx context.Context) error {
 	var nodes []redlock.Node
+	d := &dialer{transport: Pooled, password: p.e.Cluster.Password()}
 	for _, addr := range p.e.Net.Addrs(p.a.ID) {
-		n := pool.New(pool.Config{Addr: addr, Password: p.e.Cluster.Password(), Pooled: true})
-		defer n.Close()
-		nodes = append(nodes, n)
+		mn, err := d.dial(addr)
+		if err != nil {
+			return fmt.Errorf("extends-in-order: %w", err)
+		}
+		defer mn.close()
+		nodes = append(nodes, mn.node)
 	}
 	l, err := redlock.New(nodes, p.a.cfg)
 	if err != nil {
