@@ -118,22 +118,26 @@ func (c *Client) watch(h *Held, o *holdObserver) (ctx context.Context, stop func
 // and Lost if it ended because the lock can no longer be guaranteed. stop
 // notes ctx as live now if it still is, stops watching, and returns when
 // ctx ended (or now).
+//
+// stop may win the race with ctx's end: a context closes its Done channel
+// before it runs its AfterFuncs, so a holder that saw Done and stops at
+// once can stop the AfterFunc of an ended context. stop then notes the end
+// itself (Lost included), or the loss would go unrecorded.
 func (c *Client) watchCtx(id int64, ctx context.Context) (stop func() time.Time) {
 	h := c.env.History
-	ended := make(chan time.Time, 1)
-	stopAfter := context.AfterFunc(ctx, func() {
+	note := func() time.Time {
 		now := time.Now()
 		h.CtxLive(id, now)
-		if errors.Is(context.Cause(ctx), redlock.ErrLockLost) {
+		if ctx.Err() != nil && errors.Is(context.Cause(ctx), redlock.ErrLockLost) {
 			h.Lose(id, now)
 		}
-		ended <- now
-	})
+		return now
+	}
+	ended := make(chan time.Time, 1)
+	stopAfter := context.AfterFunc(ctx, func() { ended <- note() })
 	return func() time.Time {
 		if stopAfter() {
-			now := time.Now()
-			h.CtxLive(id, now)
-			return now
+			return note()
 		}
 		return <-ended
 	}
