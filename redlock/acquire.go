@@ -19,7 +19,6 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key string, ttl time.D
 	if err := l.checkCall(ctx, key, ttl); err != nil {
 		return nil, err
 	}
-	l.guard.used(ttl)
 	// The Lock call's waiting and its key share one allocation.
 	first := &struct {
 		w   waiting

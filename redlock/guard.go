@@ -76,7 +76,8 @@ type guardState struct {
 	maxTTL  atomic.Int64  // the longest TTL used, for the default guard
 }
 
-// used records a TTL the Locker acquires with.
+// used records a TTL the Locker acquires, extends or resumes with: its
+// two call builders, acquireCall and extendCall, call it.
 func (g *guardState) used(ttl time.Duration) {
 	for {
 		cur := g.maxTTL.Load()

@@ -151,7 +151,6 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, retry bool) 
 	if err := s.check(ctx, ttl); err != nil {
 		return nil, err
 	}
-	l.guard.used(ttl)
 	var w waiting
 	l.initWaiting(&w, l.prefix+s.key, retry)
 	defer w.close()

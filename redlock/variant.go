@@ -75,8 +75,10 @@ func tombKey(first, id string) string { return layout.Tomb(first, id) }
 func tombMS(ttl time.Duration) int64 { return max(ttl, tombstoneLife).Milliseconds() }
 
 // acquireCall is v's acquire of keys with token for ms, for every node; a
-// fenced one gets the fencing counter's lifetime last.
+// fenced one gets the fencing counter's lifetime last. The restart guard
+// counts ms from here on (guardState.used).
 func (l *Locker) acquireCall(v *variant, keys []string, token string, ms int64) *call {
+	l.guard.used(time.Duration(ms) * time.Millisecond)
 	c := l.newCall(opLock, v.acquire, tombKey(keys[0], token), keys, token, ms)
 	c.acquire = true
 	l.makeDurable(c)
@@ -89,7 +91,7 @@ func (l *Locker) acquireCall(v *variant, keys []string, token string, ms int64) 
 
 // extendCall is v's extend of keys held with token to ms: an Extend, a
 // renewal or a Resume. The restart guard counts ms from here on, as an
-// acquire's TTL: a master that restarts may have held the lock that long.
+// acquire's: a master that restarts may have held the lock that long.
 func (l *Locker) extendCall(op string, s script, keys []string, token string, ms int64) *call {
 	l.guard.used(time.Duration(ms) * time.Millisecond)
 	c := l.newCall(op, s, tombKey(keys[0], token), keys, token, ms)
