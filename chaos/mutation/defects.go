@@ -398,6 +398,15 @@ func Defects() []Defect {
 			Note:      "safe-plain's release-retried probe: an Unlock's release to master 0 fails unrun (link cut, then reset); once healed, master 0 keeps the key past 2s: nothing-left",
 		},
 		{
+			Name:        "guard-ignores-acquires",
+			Description: "the default restart guard lasts the longest TTL extended or resumed to, not acquired with: a lock taken for longer than any Extend is granted again on a master that restarted empty",
+			Edits: []Edit{{File: "redlock/variant.go",
+				Anchor:  "ms int64) *call {\n\tl.guard.used(time.Duration(ms) * time.Millisecond)\n\tc := l.newCall(opLock,",
+				Replace: "ms int64) *call {\n\tc := l.newCall(opLock,"}},
+			Scenarios: []string{"restart-guarded-acquired"},
+			Note:      "restart-guarded-acquired: B's only 4s TTL is its warm-up's acquire; B's guard passes after the uptime's second, while A's extended lock is valid: overlap",
+		},
+		{
 			Name:        "guard-ignores-extends",
 			Description: "the default restart guard lasts the longest TTL acquired with, not extended or resumed to: a lock extended past it is granted again on a master that restarted empty",
 			Edits: []Edit{{File: "redlock/variant.go",

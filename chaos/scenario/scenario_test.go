@@ -37,6 +37,9 @@ var want = map[string]func(t *testing.T, r scenario.Result){
 	"restart-guarded": func(t *testing.T, r scenario.Result) {
 		expect(t, r.Overlaps == 0 && r.Acquisitions == 4, "overlaps = %d, acquisitions = %d; want 0 and 4 (B's warm-up, A, B, C)", r.Overlaps, r.Acquisitions)
 	},
+	"restart-guarded-acquired": func(t *testing.T, r scenario.Result) {
+		expect(t, r.Overlaps == 0 && r.Acquisitions == 3, "overlaps = %d, acquisitions = %d; want 0 and 3 (B's warm-up, A, B)", r.Overlaps, r.Acquisitions)
+	},
 	"restart-everysec": func(t *testing.T, r scenario.Result) {
 		expect(t, r.Overlaps > 0, "overlaps = %d, want the power loss to produce one", r.Overlaps)
 	},

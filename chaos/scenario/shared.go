@@ -34,6 +34,11 @@ type shared struct {
 	// client would have: its Nodes meet master 2 before the disruption,
 	// so that the default guard sees a restart.
 	warm bool
+	// warmFor, when set, is the TTL B's warm-up lock is acquired with,
+	// and that lock is not extended: B's default guard then learns the
+	// longest TTL from an acquire only (restart-guarded learns it from an
+	// Extend).
+	warmFor time.Duration
 	// strict adds client C, which reaches masters 2-4 like B but first
 	// meets master 2 after the disruption, with the strict guard
 	// (RestartGuard = ttl, the longest TTL any client uses): it tries
@@ -48,7 +53,7 @@ type shared struct {
 }
 
 // longest is the longest TTL a client of the scenario uses.
-func (s shared) longest() time.Duration { return max(s.ttl, s.extendTo) }
+func (s shared) longest() time.Duration { return max(s.ttl, s.extendTo, s.warmFor) }
 
 // restartAtOnce kills master 2 and starts it again without delay.
 func restartAtOnce(time.Duration) fault.Fault { return fault.Fault{Kind: fault.Restart, Node: 2} }
@@ -96,14 +101,9 @@ func (s shared) run(ctx context.Context, r *Run) error {
 		return err
 	}
 	if s.warm {
-		hw, err := acquire(ctx, b, "warm", s.ttl)
-		if err != nil {
-			return fmt.Errorf("scenario: client B could not lock on masters 2-4: %w", err)
-		}
-		if err := s.extend(ctx, hw); err != nil {
+		if err := s.warmUp(ctx, b); err != nil {
 			return err
 		}
-		hw.Release(ctx)
 	}
 	ha, err := acquire(ctx, a, "k", s.ttl)
 	if err != nil {
@@ -148,6 +148,26 @@ func (s shared) run(ctx context.Context, r *Run) error {
 				"granted %v after the restart began (TTL %v)", (at - disrupted).Round(time.Millisecond), s.ttl)
 		}
 	}
+	return nil
+}
+
+// warmUp has B lock and release another key, for s.ttl extended to
+// s.extendTo, or for s.warmFor.
+func (s shared) warmUp(ctx context.Context, b *workload.Client) error {
+	ttl := s.ttl
+	if s.warmFor > 0 {
+		ttl = s.warmFor
+	}
+	hw, err := acquire(ctx, b, "warm", ttl)
+	if err != nil {
+		return fmt.Errorf("scenario: client B could not lock on masters 2-4: %w", err)
+	}
+	if s.warmFor == 0 {
+		if err := s.extend(ctx, hw); err != nil {
+			return err
+		}
+	}
+	hw.Release(ctx)
 	return nil
 }
 

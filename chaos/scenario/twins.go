@@ -10,9 +10,10 @@ import (
 // unsafe scenarios of the protections that came with them: each
 // protection of the library is proven by one scenario that shows the
 // overlap without it and its twin that shows none with it (issue 23).
-// restart-unsafe's twin is restart-guarded; restart-everysec and
-// failover-async are unsafe, their twins restart-everysec-durable and
-// failover-replicated.
+// restart-unsafe's twins are restart-guarded and restart-guarded-acquired
+// (the guard learns the longest TTL from an Extend, and from an acquire);
+// restart-everysec and failover-async are unsafe, their twins
+// restart-everysec-durable and failover-replicated.
 func protections() []Scenario {
 	return []Scenario{
 		{
@@ -21,6 +22,13 @@ func protections() []Scenario {
 			Invariant:   "mutual exclusion across restart-unsafe's restart (no persistence, no delay) with the restart guard on: the default guard for a client that saw the master before, the strict one (RestartGuard = the longest TTL) for a client that first meets it after; the clients take 2s locks and extend them to 4s, and B tries until A's extended lock expires",
 			Expect:      "0 overlaps: the restarted master's grants do not count until it has been up for the longest TTL, Extends included; both clients get the lock after A released",
 			run:         shared{ttl: 2 * time.Second, extendTo: 4 * time.Second, disrupt: restartAtOnce, warm: true, strict: true}.run,
+		},
+		{
+			Name:        "restart-guarded-acquired",
+			Persistence: cluster.PersistenceNone,
+			Invariant:   "mutual exclusion across restart-guarded's restart with the default guard, where B's longest TTL comes from an acquire only: B's warm-up lock is taken for 4s and not extended; A takes a 2s lock and extends it to 4s, and B tries until A's extended lock expires",
+			Expect:      "0 overlaps: the restarted master's grants do not count until it has been up for the longest TTL B acquired with; B gets the lock after A released",
+			run:         shared{ttl: 2 * time.Second, extendTo: 4 * time.Second, warmFor: 4 * time.Second, disrupt: restartAtOnce, warm: true}.run,
 		},
 		{
 			Name:        "restart-everysec",
