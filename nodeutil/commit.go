@@ -6,11 +6,6 @@ import (
 	"time"
 )
 
-// DurableProbe is the key that a Committer's Commit writes before it waits
-// for its master's writes to be durable (WAITAOF, WAIT): a small counter
-// with a TTL, the same for every client.
-const DurableProbe = "quorumlock:durable-probe"
-
 // Committer confirms that a master's writes are durable (on its AOF on
 // disk, on its replicas), for many callers at once: group commit. One
 // confirmation is a probe write and a WAITAOF (or WAIT) after it, on a
@@ -57,13 +52,23 @@ func (c *Committer) Durable(ctx context.Context, done func(local, replicas int, 
 // acknowledgements when its context has no deadline.
 const DefaultConfirmWait = time.Second
 
+// ConfirmMargin is what a confirmation keeps between the end of the
+// master's wait and its context's deadline, at most: the master answers
+// WAIT or WAITAOF with the counts it got before the connection's deadline
+// passes, so that a refusal reads "0 of 1 replicas acknowledged", not as
+// a timeout of the connection. A master times a blocked command out in
+// its cron, up to 1/hz (100ms by default) late.
+const ConfirmMargin = 250 * time.Millisecond
+
 // ConfirmWait is the timeout a confirmation bounded by ctx gives WAIT or
-// WAITAOF: the time left to ctx's deadline, at least a millisecond (0
-// would make the master wait for ever), or DefaultConfirmWait when ctx has
-// none.
+// WAITAOF: the time left to ctx's deadline less a margin (ConfirmMargin,
+// or half the time left when that is shorter), at least a millisecond (0
+// would make the master wait for ever), or DefaultConfirmWait when ctx
+// has none.
 func ConfirmWait(ctx context.Context) time.Duration {
 	if dl, ok := ctx.Deadline(); ok {
-		return max(time.Until(dl), time.Millisecond)
+		left := time.Until(dl)
+		return max(left-min(ConfirmMargin, left/2), time.Millisecond)
 	}
 	return DefaultConfirmWait
 }
@@ -114,19 +119,20 @@ func batchContext(batch []waiter) (context.Context, context.CancelFunc) {
 	return context.WithDeadline(ctx, latest)
 }
 
-// Durables is the redlock.DurableNode ability of a Node, made of
+// Durables is the redlock.Abilities.Confirm of a Node, made of
 // Committers: one per kind of confirmation a Locker asks for (local and
-// replicas), made at its first use. A confirmation made by another master
-// process than the one the Node knew when a caller asked for it (a
-// restart, or a failover, in between) confirms nothing about the writes
-// before: the caller gets an error that matches ErrMasterChanged. Set
-// Commit and RunID before the first call.
+// replicas, and the probe key), made at its first use. A confirmation made
+// by another master process than the one the Node knew when a caller asked
+// for it (a restart, or a failover, in between) confirms nothing about the
+// writes before: the caller gets an error that matches ErrMasterChanged.
+// Set Commit and RunID before the first call.
 type Durables struct {
-	// Commit writes a probe and waits until it is durable as asked (in
-	// the master's AOF on disk with local; acknowledged by replicas
-	// replicas), bounded by ctx, as Committer.Commit does, and returns
-	// the run id of the master process that answered ("" when unknown).
-	Commit func(ctx context.Context, local bool, replicas int) (l, r int, ranOn string, err error)
+	// Commit writes probe and waits until it is durable as asked (in the
+	// master's AOF on disk with local; acknowledged by replicas
+	// replicas), bounded by ctx (ConfirmWait), as Committer.Commit does,
+	// and returns the run id of the master process that answered ("" when
+	// unknown).
+	Commit func(ctx context.Context, probe string, local bool, replicas int) (l, r int, ranOn string, err error)
 	// RunID returns the run id of the master process the Node knows now
 	// (Identity.RunID), "" when unknown.
 	RunID func() string
@@ -135,8 +141,9 @@ type Durables struct {
 	kinds map[durableKind]*kindCommitter
 }
 
-// durableKind is what a confirmation waits for.
+// durableKind is what a confirmation writes and waits for.
 type durableKind struct {
+	probe    string
 	local    bool
 	replicas int
 }
@@ -150,13 +157,13 @@ type kindCommitter struct {
 	ranOn string
 }
 
-// Durable asks for a confirmation that every write that ran on the master
-// before the call is durable as asked, and returns at once; done runs
-// once with the counts acknowledged, or the error, on a goroutine of the
-// Committer's. It is the redlock.DurableNode ability.
-func (d *Durables) Durable(ctx context.Context, local bool, replicas int, done func(local, replicas int, err error)) {
+// Confirm asks for a confirmation that every write that ran on the master
+// before the call is durable as asked, writing probe, and returns at once;
+// done runs once with the counts acknowledged, or the error, on a
+// goroutine of the Committer's. It is redlock.Abilities.Confirm.
+func (d *Durables) Confirm(ctx context.Context, probe string, local bool, replicas int, done func(local, replicas int, err error)) {
 	want := d.RunID()
-	k := d.committer(durableKind{local, replicas})
+	k := d.committer(durableKind{probe, local, replicas})
 	k.Durable(ctx, func(l, r int, err error) {
 		if err == nil {
 			err = checkMaster(want, k.ranOn)
@@ -177,7 +184,7 @@ func (d *Durables) committer(kind durableKind) *kindCommitter {
 	}
 	k := &kindCommitter{}
 	k.Commit = func(ctx context.Context) (l, r int, err error) {
-		l, r, k.ranOn, err = d.Commit(ctx, kind.local, kind.replicas)
+		l, r, k.ranOn, err = d.Commit(ctx, kind.probe, kind.local, kind.replicas)
 		return l, r, err
 	}
 	d.kinds[kind] = k

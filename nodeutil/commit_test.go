@@ -116,11 +116,13 @@ func TestDurables(t *testing.T) {
 		var mu sync.Mutex
 		known, answering := "a", "a"
 		asked := map[[2]int]int{}
+		probes := map[string]int{}
 		d := &nodeutil.Durables{
 			RunID: func() string { mu.Lock(); defer mu.Unlock(); return known },
-			Commit: func(_ context.Context, local bool, replicas int) (int, int, string, error) {
+			Commit: func(_ context.Context, probe string, local bool, replicas int) (int, int, string, error) {
 				mu.Lock()
 				defer mu.Unlock()
+				probes[probe]++
 				l := 0
 				if local {
 					l = 1
@@ -135,7 +137,7 @@ func TestDurables(t *testing.T) {
 				err  error
 			}
 			ch := make(chan outcome, 1)
-			d.Durable(t.Context(), local, replicas, func(l, r int, err error) { ch <- outcome{l, r, err} })
+			d.Confirm(t.Context(), "p:probe", local, replicas, func(l, r int, err error) { ch <- outcome{l, r, err} })
 			o := <-ch
 			return o.l, o.r, o.err
 		}
@@ -158,6 +160,9 @@ func TestDurables(t *testing.T) {
 		}
 		if asked[[2]int{1, 2}] != 1 || asked[[2]int{0, 1}] != 5 {
 			t.Errorf("commits per kind: %v", asked)
+		}
+		if probes["p:probe"] != 6 || len(probes) != 1 {
+			t.Errorf("probes written: %v, want the caller's probe key each time", probes)
 		}
 	})
 }

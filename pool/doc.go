@@ -8,14 +8,14 @@
 // five masters cheap under concurrency. Config.Pooled switches to a redigo
 // connection pool instead, one connection per concurrent call.
 //
-// A *Node satisfies redlock.Node and its optional abilities without this
-// package importing redlock: PreparedEvaler, AsyncNode (calls completed by
-// callback: the pipelined connection's reader completes each command as
-// its reply arrives, so a caller that fans out to many masters needs no
-// goroutine per master, and a frozen master costs pending commands, not
-// goroutines), Subscriber (wake on release), MasterIdentity (the restart
-// guard: every new connection reads the master's run id and uptime) and
-// DurableNode (durable grants, confirmed on a connection of their own).
+// A *Node is a redlock.Capable with every ability of redlock.Abilities:
+// EvalPrepared, EvalAsync (calls completed by callback: the pipelined
+// connection's reader completes each command as its reply arrives, so a
+// caller that fans out to many masters needs no goroutine per master, and
+// a frozen master costs pending commands, not goroutines; the pipelined
+// mode only), Subscribe (wake on release), Identity (the restart guard:
+// every new connection reads the master's run id, uptime and persistence)
+// and Confirm (durable grants, confirmed on a connection of their own).
 //
 // How a call ends. A Do or EvalPrepared call returns when its reply comes
 // or its context ends, whichever is first; a frozen master (one that

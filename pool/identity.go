@@ -2,14 +2,15 @@ package pool
 
 import (
 	"context"
-	"time"
+	"fmt"
 
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/quorumlock/quorumlock/nodeutil"
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
-// The restart guard (redlock.MasterIdentity) needs to know when the master
+// The restart guard (redlock.Abilities.Identity) needs to know when the master
 // a Node talks to is a new process: one that restarted and may have lost
 // the locks it held. Every new connection (pipelined, pooled or pub/sub)
 // reads INFO server and persistence, and CONFIG GET appendfsync, once, as
@@ -18,9 +19,9 @@ import (
 // client's monotonic clock follows; and whether it persists every write
 // (AOF on, appendfsync always), which makes the guard needless. That costs
 // nothing per call. A master that refuses INFO (renamed or forbidden by an
-// ACL) leaves the identity unknown, and the guard then cannot apply; one
-// that refuses CONFIG counts as not durable. nodeutil.Identity keeps the
-// readings.
+// ACL) leaves the identity unknown, with the refusal as the reason, and a
+// Locker with the guard on says so; one that refuses CONFIG counts as not
+// persisting every write. nodeutil.Identity keeps the readings.
 
 // identify reads the master's identity on a new connection, bounded by ctx,
 // notes it in id, and returns the run id it read ("" when unknown). Error
@@ -40,10 +41,14 @@ func identify(ctx context.Context, c redis.Conn, id *nodeutil.Identity) (string,
 		return "", err
 	}
 	texts := make([]string, len(nodeutil.IdentityCommands))
+	var refusal error
 	for i := range texts {
 		reply, err := redis.ReceiveContext(c, ctx)
 		if _, refused := err.(redis.Error); err != nil && !refused {
 			return "", err // a transport error: the connection is no good
+		}
+		if i == 0 && err != nil {
+			refusal = err
 		}
 		if i == 2 {
 			fsync, _ := redis.StringMap(reply, err)
@@ -53,18 +58,21 @@ func identify(ctx context.Context, c redis.Conn, id *nodeutil.Identity) (string,
 		}
 	}
 	if !id.Note(texts[0], texts[1], texts[2]) {
+		if refusal == nil {
+			refusal = fmt.Errorf("INFO server names no run_id")
+		}
+		id.Refused(refusal)
 		return "", nil // INFO refused, or no run id: the identity stays unknown
 	}
 	return nodeutil.InfoField(texts[0], "run_id"), nil // this connection's, whatever others noted since
 }
 
-// MasterIdentity returns what the Node read of its master's process on its
+// Identity returns what the Node read of its master's process on its
 // newest connection: its run id, when it started at the latest (on this
-// client's clock; uptime counts whole seconds), whether the run id differs
-// from the first one this Node saw (the master restarted since), and
-// whether it persists every write (AOF with appendfsync always). ok is false before the first connection,
-// and when the master refuses INFO. It is the redlock.MasterIdentity
-// ability, which the restart guard uses.
-func (n *Node) MasterIdentity() (runID string, started time.Time, restarted, durable, ok bool) {
+// client's clock; uptime counts whole seconds), its persistence and its
+// version. Before the first connection, and when the master refuses INFO,
+// it returns an error matching redlock.ErrNoIdentity that says why. It is
+// redlock.Abilities.Identity, which the restart guard uses.
+func (n *Node) Identity() (redlock.Identity, error) {
 	return n.ident.Get()
 }

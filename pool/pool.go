@@ -10,6 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/quorumlock/quorumlock/nodeutil"
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // Config configures one Redis master. Only Addr is required; every other
@@ -222,19 +223,29 @@ func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any
 }
 
 // Completion receives the outcome of a DoAsync or EvalPreparedAsync call.
-// It is the unnamed interface type that redlock.Completion also names, so
-// that *Node is a redlock.AsyncNode without importing redlock.
-type Completion = interface {
-	Complete(reply any, err error)
-}
+type Completion = redlock.Completion
 
 // CompletionFunc is a func used as a Completion.
-type CompletionFunc func(reply any, err error)
+type CompletionFunc = redlock.CompletionFunc
 
-// Complete calls f(reply, err).
-func (f CompletionFunc) Complete(reply any, err error) { f(reply, err) }
+// Abilities returns what the Node can do beyond redlock.Node's three
+// methods: every ability of redlock.Abilities (EvalAsync in the pipelined
+// mode only: with Config.Pooled each call needs a goroutine of its own
+// either way). It makes *Node a redlock.Capable.
+func (n *Node) Abilities() redlock.Abilities {
+	a := redlock.Abilities{
+		EvalPrepared: n.EvalPrepared,
+		Subscribe:    n.Subscribe,
+		Identity:     n.Identity,
+		Confirm:      n.Confirm,
+	}
+	if n.mux != nil {
+		a.EvalAsync = n.EvalPreparedAsync
+	}
+	return a
+}
 
-// DoAsync is Do completed by callback (the redlock.AsyncNode ability): it
+// DoAsync is Do completed by callback: it
 // returns at once, and done.Complete runs exactly once with what Do would
 // have returned. In the pipelined mode it runs on the connection's reader
 // goroutine as the reply arrives (or on whichever goroutine completes the

@@ -19,6 +19,9 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key string, ttl time.D
 	if err := l.checkCall(ctx, key, ttl); err != nil {
 		return nil, err
 	}
+	if l.closed.Load() {
+		return nil, l.quorumError(opLock, key, nil, ErrClosed)
+	}
 	// The Lock call's waiting and its key share one allocation.
 	first := &struct {
 		w   waiting

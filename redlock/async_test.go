@@ -11,8 +11,8 @@ import (
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
-// callbackNode is a fake master whose calls complete by callback (a
-// redlock.AsyncNode): a command, once sent, completes at its own delay
+// callbackNode is a fake master whose calls complete by callback
+// (Abilities.EvalAsync): a command, once sent, completes at its own delay
 // whatever its context, and commands overtake one another freely (a slow
 // acquire lands after a quick release sent later), as on a transport that
 // spreads them over connections. done runs on a goroutine of the fake's,
@@ -23,7 +23,12 @@ type callbackNode struct {
 	async atomic.Int32 // calls made through the callback path
 }
 
-var _ redlock.AsyncNode = (*callbackNode)(nil)
+var _ redlock.Capable = (*callbackNode)(nil)
+
+// Abilities gives the fake's calls completed by callback.
+func (c *callbackNode) Abilities() redlock.Abilities {
+	return redlock.Abilities{EvalAsync: c.EvalPreparedAsync}
+}
 
 func callbackNodes(fakes []*fake) []*callbackNode {
 	out := make([]*callbackNode, len(fakes))

@@ -24,8 +24,8 @@ func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []str
 		counter = keys[len(keys)-1]
 	}
 	res, start, fence, err := l.round(ctx, l.acquireCall(v, keys, token, ms), counter, ms)
-	if validity := l.validity(ttl, start); err == nil && res.OK() && validity > 0 {
-		return newLock(l, v, key, keys, token, ttl, fence, start.Add(validity)), nil, nil
+	if until, valid := l.validity(ttl, start); err == nil && res.OK() && valid {
+		return newLock(l, v, key, keys, token, ttl, fence, until), nil, nil
 	}
 	release := l.releaseCall(opRelease, v, v.release, keys, token, "", ttl) // announces nothing
 	cleaned = l.sendAll(ctx, release, func(i int) bool { return unsettled(res.Votes[i], res.Answered[i]) })
@@ -34,11 +34,13 @@ func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []str
 	return nil, cleaned, qerr
 }
 
-// round is what an attempt and a Resume share: c on every master, and,
-// when counter is not "", the fencing token written back to the quorum
-// that granted it. It returns the votes, when the round started (validity
+// round is what an attempt and a Resume share: c, a grant of ms, on every
+// master (once the restart guard is ready for it: prepare), and, when
+// counter is not "", the fencing token written back to the quorum that
+// granted it. It returns the votes, when the round started (validity
 // counts from there) and the fencing token.
 func (l *Locker) round(ctx context.Context, c *call, counter string, ms int64) (res *quorum.Result, start time.Time, fence int64, err error) {
+	l.prepare(ctx, ms)
 	start = l.clock.Now()
 	res, err = l.fanOut(ctx, c)
 	if err == nil && res.OK() && counter != "" {
@@ -47,9 +49,13 @@ func (l *Locker) round(ctx context.Context, c *call, counter string, ms int64) (
 	return res, start, fence, err
 }
 
-// validity is how long a lock with ttl, whose round (an attempt, an Extend,
-// a Resume) started at start, is guaranteed from start on: ttl - elapsed -
-// drift. It is the only place the formula lives.
-func (l *Locker) validity(ttl time.Duration, start time.Time) time.Duration {
-	return ttl - l.clock.Now().Sub(start) - clock.Drift(ttl, l.driftFactor)
+// validity is the outcome of a round (an attempt, an Extend, a Resume)
+// that started at start and set ttl on its quorum: the lock is guaranteed
+// until start + ttl - drift (every master set its TTL after start), and
+// the round succeeded only if some of that is left now, ttl - elapsed -
+// drift > 0. Elapsed counts once: in whether the round succeeded, not
+// again in Until. It is the only place the formula lives.
+func (l *Locker) validity(ttl time.Duration, start time.Time) (until time.Time, valid bool) {
+	drift := clock.Drift(ttl, l.driftFactor)
+	return start.Add(ttl - drift), ttl-l.clock.Now().Sub(start)-drift > 0
 }

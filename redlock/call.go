@@ -9,8 +9,8 @@ import (
 )
 
 // call is one script call for a fan-out: its EVALSHA argument list (digest,
-// number of keys, keys, arguments), built once for every node, how its
-// reply reads as a vote, and what runs with each node's vote.
+// number of keys, keys, arguments), built once for every master, how its
+// reply reads as a vote, and what that vote must pass before it counts.
 type call struct {
 	l        *Locker
 	ctx      context.Context // the operation's, for the observers; set when it is sent
@@ -18,24 +18,29 @@ type call struct {
 	s        script
 	prepared []any
 	vote     func(reply any, err error) quorum.Vote
-	// acquire: the call grants a lock, and the restart guard judges its
-	// yes votes (guard.go).
+	// grant, when not 0, is the TTL in ms that a yes vote grants the lock
+	// on the master for (an acquire, an Extend, a renewal, a Resume): the
+	// restart guard judges the yes (guard.go), which needs the master's
+	// record to cover this TTL. acquire marks an acquire among them: a
+	// master the guard holds back after a restart grants it nothing.
+	grant   int64
 	acquire bool
-	// durable: a yes counts only once the master confirmed it durable
-	// (durable.go); and timeout, when not 0, is the fan-out's timeout,
-	// longer by that wait.
-	durable bool
-	timeout time.Duration
-	// retryUntil, when set, makes the call a release that is sent again
-	// while it fails, until then (retry.go).
+	// confirms: a yes counts only once the master confirmed it durable
+	// (Config.Durability, durable.go); and timeout, when not 0, is the
+	// fan-out's timeout, longer by that wait.
+	confirms bool
+	timeout  time.Duration
+	// release marks a release (retry.go): sent again while it fails, until
+	// retryUntil, and waited for by Locker.Close.
+	release    bool
 	retryUntil time.Time
-	// then, if set, runs with each node's vote as it arrives, before the
+	// then, if set, runs with each master's vote as it arrives, before the
 	// fan-out counts it: on the goroutine that completed the call (a
 	// connection's reader), so it must not block.
 	then func(i int, v quorum.Vote)
 	buf  [10]any // backs prepared when it fits
-	// slots complete the call on the first nodes (a Completion each,
-	// without an allocation per node).
+	// slots complete the call on the first masters (a Completion each,
+	// without an allocation per master).
 	slots [8]slot
 }
 
@@ -56,7 +61,7 @@ func (l *Locker) newCall(op string, s script, tomb string, keys []string, args .
 }
 
 // evalArgs splits the prepared list into Node.Eval's keys and arguments,
-// for a Node that is no PreparedEvaler.
+// for a Node without EvalPrepared.
 func (c *call) evalArgs() ([]string, []any) {
 	nk := c.prepared[1].(int)
 	keys := make([]string, nk)
@@ -66,55 +71,34 @@ func (c *call) evalArgs() ([]string, []any) {
 	return keys, c.prepared[2+nk:]
 }
 
-// slot is one node's Completion of a call: it turns the reply into a vote
-// for the fan-out. i is the node; j the call's index in its fan-out (the
-// same, but for a fan-out to some of the nodes).
+// slot is one master's Completion of a call: it runs the reply through the
+// master's pipeline (master.complete) and hands the vote to the fan-out as
+// call j (the master's index, but for a fan-out to some of the masters).
 type slot struct {
 	c    *call
-	i, j int
+	m    *master
+	j    int
 	done quorum.Tally
 }
 
-// slot returns node i's Completion of c, reporting to done as call j. A
-// call goes to each node once at most, so each node's slot serves once, and
-// sends to different nodes (which may complete on different goroutines)
-// share nothing.
-func (c *call) slot(i, j int, done quorum.Tally) *slot {
-	if i < len(c.slots) {
-		c.slots[i] = slot{c: c, i: i, j: j, done: done}
-		return &c.slots[i]
+// slot returns master m's Completion of c, reporting to done as call j. A
+// call goes to each master once at most, so each master's slot serves
+// once, and sends to different masters (which may complete on different
+// goroutines) share nothing. A release counts as in flight (Locker.Close)
+// from here until its vote is delivered.
+func (c *call) slot(m *master, j int, done quorum.Tally) *slot {
+	if c.release {
+		c.l.inflight.add()
 	}
-	return &slot{c: c, i: i, j: j, done: done}
+	if m.i < len(c.slots) {
+		c.slots[m.i] = slot{c: c, m: m, j: j, done: done}
+		return &c.slots[m.i]
+	}
+	return &slot{c: c, m: m, j: j, done: done}
 }
 
-// Complete turns the reply into node i's vote, runs the call's then, and
-// hands the vote to the fan-out; a failed vote that the fan-out did not
-// count (it came after the outcome was decided) is reported here.
-func (s *slot) Complete(reply any, err error) {
-	s.c.l.confirm(s.c, s.i, s.c.voteOf(s.i, reply, err), s.deliver)
-}
-
-// deliver hands node i's final vote on to the call's then and the fan-out.
-func (s *slot) deliver(v quorum.Vote) {
-	c := s.c
-	if c.then != nil {
-		c.then(s.i, v)
-	}
-	c.l.heard(c, s.i, v, !s.done.Vote(s.j, v))
-	if _, retried := s.done.(retryTally); !retried {
-		c.l.retryRelease(c, s.i, v, 1)
-	}
-}
-
-// voteOf is master i's vote on c: the reply read as c's vote says, and, for
-// an acquire, judged by the restart guard.
-func (c *call) voteOf(i int, reply any, err error) quorum.Vote {
-	v := c.vote(reply, err)
-	if c.acquire {
-		v = c.l.guard.judge(&c.l.senders[i], v)
-	}
-	return v
-}
+// Complete implements Completion.
+func (s *slot) Complete(reply any, err error) { s.m.complete(s, reply, err) }
 
 // countVote reads a script's count: > 0 is a yes carrying the count, 0 a
 // no. Anything else, such as the "QUEUED" of a connection left in MULTI,

@@ -20,18 +20,21 @@ type MasterState struct {
 // matches ErrUnavailable and names the masters that did not. ctx ending
 // first returns its error. Check takes no lock and writes nothing.
 func (l *Locker) Check(ctx context.Context) ([]MasterState, error) {
+	if err := l.checkMade(); err != nil {
+		return nil, err
+	}
 	if ctx == nil {
 		return nil, invalid("nil context")
 	}
-	states := make([]MasterState, len(l.nodes))
+	states := make([]MasterState, len(l.masters))
 	var wg sync.WaitGroup
-	for i, n := range l.nodes {
+	for i, m := range l.masters {
 		wg.Go(func() {
 			pctx, cancel := context.WithTimeout(ctx, l.nodeTimeout)
 			defer cancel()
 			start := l.clock.Now()
-			_, err := n.Do(pctx, "PING")
-			states[i] = MasterState{Addr: n.Addr(), Latency: l.clock.Now().Sub(start), Err: err}
+			_, err := m.node.Do(pctx, "PING")
+			states[i] = MasterState{Addr: m.addr(), Latency: l.clock.Now().Sub(start), Err: err}
 			l.noteState(ctx, i, err)
 		})
 	}
@@ -51,7 +54,7 @@ func (l *Locker) Check(ctx context.Context) ([]MasterState, error) {
 		failed += s.Addr + ": " + s.Err.Error()
 	}
 	if answered < l.quorum {
-		return states, fmt.Errorf("redlock: check: %d of %d masters answered, quorum %d (%s): %w", answered, len(l.nodes), l.quorum, failed, ErrUnavailable)
+		return states, fmt.Errorf("redlock: check: %d of %d masters answered, quorum %d (%s): %w", answered, len(l.masters), l.quorum, failed, ErrUnavailable)
 	}
 	return states, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/clock"
+	"github.com/quorumlock/quorumlock/redlock/layout"
 )
 
 // Config configures a Locker. The zero value is ready to use: every zero
@@ -72,10 +73,17 @@ type Config struct {
 	// positive value. A positive value guards every master that has been
 	// up for less than it, whether it was seen restarting or not: set it
 	// to the longest TTL any client uses, for masters that do not persist
-	// every write. A negative value turns the guard off (masters with AOF
-	// and appendfsync always). It needs Nodes with the MasterIdentity
-	// ability (*pool.Node).
+	// every write. A negative value turns the guard off. The guard needs
+	// every Node to report its master's identity (Abilities.Identity:
+	// every Node in this repository does); New refuses one that cannot,
+	// unless the guard is off.
 	RestartGuard time.Duration
+
+	// FsyncAlways declares that every master persists every write (AOF
+	// with appendfsync always), so that a restart loses no grant: the
+	// restart guard is off, and Nodes need not report their masters'
+	// identity. It is the operator's promise; redlock doctor checks it.
+	FsyncAlways bool
 
 	// Durability makes a master's grant and Extend count only once it is
 	// durable: on its AOF on disk, and on its replicas (see Durability and
@@ -90,7 +98,9 @@ type Config struct {
 	// the same masters ("locks:" makes "invoice:42" the key
 	// "locks:invoice:42"). Lock.Key, Keys and the events keep the names as
 	// the caller gave them. Every client of one lock must use the same
-	// prefix. "" (the default) uses the names as they are.
+	// prefix. "" (the default) uses the names as they are. A prefix that
+	// would keep the derived keys out of their lock's Redis Cluster hash
+	// slot (a '}' without a hash tag before it) is refused.
 	KeyPrefix string
 
 	// DisableWakeOnRelease makes a waiting Lock poll only (its Retry
@@ -208,6 +218,12 @@ func (c Config) settings(n int) (settings, error) {
 		noWake:        c.DisableWakeOnRelease,
 		prefix:        c.KeyPrefix,
 		durability:    c.Durability,
+	}
+	if !layout.Derivable(c.KeyPrefix) {
+		return s, invalid("key prefix %q: a '}' without a hash tag before it would keep the keys derived from a lock's key out of its Redis Cluster hash slot; drop the '}', or give the prefix a hash tag of its own", c.KeyPrefix)
+	}
+	if len(c.KeyPrefix) > MaxKeyLen/2 {
+		return s, invalid("key prefix of %d bytes: the longest is %d", len(c.KeyPrefix), MaxKeyLen/2)
 	}
 	if s.durability.Replicas < 0 || s.durability.Timeout < 0 {
 		return s, invalid("durability %+v: negative replicas or timeout", c.Durability)

@@ -13,6 +13,8 @@ var scriptDigests = map[string]string{
 	"fair_release":      "aafd770f89e822e706cfa13e7f7e1df82c2500c9",
 	"fence_acquire":     "fa6b6749c1b0187274c9c6e6819fe269ee189f9a",
 	"fence_raise":       "a24a3aa87d6f8c16f1dfeea7e9107a6d6a70624d",
+	"guard_read":        "c691c4e8364cb05b72f99ebdde0471990233d73b",
+	"guard_write":       "2a0e79a426c2c08985c64b1c8caeff4f55533c47",
 	"multi_acquire":     "c877c1a54ad493224bde6658c1f23449a0b15534",
 	"multi_extend":      "f4e538f9f486eec3c660991fa95843c71543e549",
 	"multi_release":     "e45818d92f666fd1b5b4b38274cb32ba767570c4",

@@ -6,12 +6,14 @@
 // token NX PX ttl, unless the attempt was released already) on all masters
 // concurrently, each call under its own timeout, and decides as soon as the
 // outcome is known: it never waits for a slow or dead master once a quorum
-// has answered either way. The lock is valid for
+// has answered either way. The attempt succeeds when a quorum granted it
+// and some validity is left,
 //
-//	validity = ttl - elapsed - drift,  drift = ttl*DriftFactor + 2ms
+//	validity = ttl - elapsed - drift > 0,  drift = ttl*DriftFactor + 2ms,
 //
-// and Lock.Until is start + validity, where start is the moment the attempt
-// began. An attempt whose quorum arrives after its validity is used up fails.
+// and Lock.Until is start + ttl - drift (= now + validity), where start is
+// the moment the attempt began: every master set the key's TTL after it.
+// An attempt whose quorum arrives after its validity is used up fails.
 // A failed attempt is released at once on every master whose acquire may
 // have landed, under a context the caller's cancellation cannot cut short.
 // Every attempt uses a fresh random token, so a late release of an earlier
@@ -26,13 +28,15 @@
 // (attempt.go) builds one script call for all masters (call.go) and hands
 // it to the fan-out (sender.go): package quorum starts the call on every
 // master at once, through each master's sender, which New resolved from
-// what its Node can do (an AsyncNode completes the call by callback, other
-// Nodes get a goroutine; with one master the call runs on the caller's
-// goroutine). Each reply comes back up once: the call's slot turns it into
-// a vote (the restart guard and durable grants judge a yes), quorum counts
-// it and wakes the attempt when the outcome is decided, and a vote that
-// comes after that is only reported. The attempt computes the validity
-// (one function) and returns the Lock, or releases what it may have set.
+// what its Node can do (its Abilities: a Node with EvalAsync completes the
+// call by callback, others get a goroutine; with one master the call runs
+// on the caller's goroutine). Each reply comes back up once, through one
+// pipeline per master (master.go): read as a vote, a grant judged by the
+// restart guard (guard.go) and confirmed durable when Config.Durability
+// asks (durable.go); quorum counts it and wakes the attempt when the
+// outcome is decided, and a vote that comes after that is only reported.
+// The attempt computes the validity (one function) and returns the Lock,
+// or releases what it may have set.
 //
 // # A release never leaves a late acquire behind
 //
@@ -58,8 +62,8 @@
 // head makes attempts, and an Unlock through the Locker hands over at
 // once). Waiters in other processes are woken by release announcements:
 // every release script PUBLISHes on ReleaseChannel(key), and a waiting Lock
-// subscribes through every Node that is a Subscriber (*pool.Node is); the
-// jittered backoff stays as the fallback. Config.DisableWakeOnRelease turns
+// subscribes through every Node that can (Abilities.Subscribe: every Node
+// of this repository); the jittered backoff stays as the fallback. Config.DisableWakeOnRelease turns
 // the subscriptions off.
 //
 // # Errors
@@ -102,10 +106,12 @@
 // fails over to a replica that lacks a lock. The library keeps the
 // restart condition itself where it can: a master that persists every
 // write (AOF with appendfsync always) comes back with its locks; the
-// restart guard (Config.RestartGuard, guard.go) keeps the grants of a
-// master that restarted from counting until every lock it may have
-// forgotten expired; durable grants (Config.Durability, durable.go) count
-// a grant only once it is on disk, and on replicas for a failover. A
+// restart guard (Config.RestartGuard, guard.go), on by default, keeps the
+// grants of a master that restarted from counting until every lock it may
+// have forgotten expired, for every client and process, through records
+// the masters keep of each other; durable grants (Config.Durability,
+// durable.go) count a grant only once it is on disk, and on replicas for a
+// failover. A
 // holder that is paused (GC, swap, a stopped VM) past Until may act after
 // another client acquired the lock: only a fencing token checked by the
 // protected resource catches that. The chaos harness in this repository

@@ -19,9 +19,13 @@ var (
 	ErrLockLost = errors.New("redlock: lock lost")
 	// ErrUnavailable is matched, beside ErrNotAcquired or ErrLockLost, by
 	// a *QuorumError whose quorum failed for want of answers: too few
-	// masters answered, and none refused. The lock may well be free; the
-	// masters are down, cut off or too slow. Tell it apart from
-	// contention to decide whether to run anyway, retry later or alert.
+	// masters answered in time (before the node timeout, or before the
+	// caller's context ended), and none refused. The lock may well be
+	// free; the masters are down, cut off or too slow. Tell it apart from
+	// contention to decide whether to run anyway, retry later or alert. A
+	// master that failed for a misconfiguration (its error matches
+	// ErrInvalid) makes the error match ErrInvalid instead: code that runs
+	// anyway when Redis is down must not run because of a typo.
 	ErrUnavailable = errors.New("redlock: too few masters answered")
 )
 
@@ -50,6 +54,8 @@ type QuorumError struct {
 	// NodeErrors holds each failed master's error (a *multierror.Error of
 	// *quorum.NodeError, each naming the master's address), or nil.
 	NodeErrors error
+
+	sent bool // the round was sent: its pending masters had their chance
 }
 
 func (e *QuorumError) Error() string {
@@ -73,14 +79,25 @@ func (e *QuorumError) Error() string {
 
 // Unavailable reports whether the quorum failed for want of answers, not
 // for refusals: some master failed (an error, no answer within the node
-// timeout), none refused, and fewer than a quorum granted. A call whose
-// context ended before any master failed is not.
+// timeout) or had not answered when the caller's context ended, none
+// refused, fewer than a quorum granted, and no master failed for a
+// misconfiguration (Misconfigured). A call whose context ended before it
+// sent anything is not.
 func (e *QuorumError) Unavailable() bool {
-	return e.Refused == 0 && e.Granted < e.Quorum && e.Failed > 0
+	return e.Refused == 0 && e.Granted < e.Quorum && (e.Failed > 0 || e.sent && e.Pending > 0) && !e.Misconfigured()
+}
+
+// Misconfigured reports whether some master failed for a
+// misconfiguration, which no retry mends (its error matches ErrInvalid):
+// a master whose identity the restart guard cannot read, one that cannot
+// confirm what Config.Durability asks.
+func (e *QuorumError) Misconfigured() bool {
+	return e.NodeErrors != nil && errors.Is(e.NodeErrors, ErrInvalid)
 }
 
 // Unwrap returns the operation's sentinel (with ErrUnavailable when
-// Unavailable), Cause and NodeErrors.
+// Unavailable), Cause and NodeErrors (which match ErrInvalid when
+// Misconfigured).
 func (e *QuorumError) Unwrap() []error {
 	errs := []error{ErrLockLost}
 	if e.Op == opLock {
@@ -105,18 +122,22 @@ const (
 	// opRelease is the release of a failed attempt (or a writer's
 	// withdrawal), seen only by Config.OnNodeError and Observer.NodeError.
 	opRelease = "release"
+	// opGuard is a read or write of the restart guard's records
+	// (guard.go), seen only by Config.OnNodeError and Observer.NodeError.
+	opGuard = "guard"
 )
 
 // quorumError describes a failed round; res is nil when ctx had ended before
 // anything was sent.
 func (l *Locker) quorumError(op, key string, res *quorum.Result, cause error) *QuorumError {
 	if res == nil {
-		return &QuorumError{Op: op, Key: key, Nodes: len(l.nodes), Quorum: l.quorum, Pending: len(l.nodes), Cause: cause}
+		return &QuorumError{Op: op, Key: key, Nodes: len(l.masters), Quorum: l.quorum, Pending: len(l.masters), Cause: cause}
 	}
 	return &QuorumError{
-		Op: op, Key: key, Nodes: len(l.nodes), Quorum: l.quorum,
+		Op: op, Key: key, Nodes: len(l.masters), Quorum: l.quorum,
 		Granted: res.Yes, Refused: res.No, Failed: res.Failed, Pending: res.Pending(),
 		Cause:      cause,
-		NodeErrors: res.Err(func(i int) string { return l.nodes[i].Addr() }),
+		NodeErrors: res.Err(func(i int) string { return l.masters[i].addr() }),
+		sent:       true,
 	}
 }

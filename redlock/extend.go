@@ -9,10 +9,10 @@ package redlock
 //   - Extends of one Lock (the renewal's included) run one at a time, so
 //     that reply order cannot mix two of them up.
 //   - From the moment an Extend with TTL t that starts at s is sent, Until
-//     <= s + t - drift (it may land at once), and after it, whatever its
-//     outcome (success, refusal, failure, late quorum), Until <= s + t -
-//     elapsed - drift: a failed or late Extend lowers Until, never raises
-//     it. So a holder that reads Until while a shorter Extend (a renewal
+//     <= s + t - drift (it may land at once, and the masters count t from
+//     when it lands, after s), whatever its outcome (success, refusal,
+//     failure, late quorum): a failed or late Extend lowers Until, never
+//     raises it. So a holder that reads Until while a shorter Extend (a renewal
 //     beside a longer manual Extend) is in flight never sees more than the
 //     masters may enforce.
 //   - An Extend whose outcome on a master is not known (no reply came
@@ -37,13 +37,14 @@ import (
 // Extend sets the lock's TTL on the masters to ttl, counted from now, with
 // compare-and-PEXPIRE: only masters that still hold our token are extended,
 // and an expired key is never re-created. It succeeds when a quorum extended
-// it in time; Until then moves to start + ttl - elapsed - drift (less, if an
-// earlier Extend with a shorter TTL may still land on those masters). If the
+// it in time (ttl - elapsed - drift > 0); Until then moves to start + ttl -
+// drift (less, if an earlier Extend with a shorter TTL may still land on
+// those masters). If the
 // lock's validity has already passed, Extend sends nothing and returns an
 // error matching ErrLockLost; so does a failed extension (a *QuorumError).
 // After a failed extension the lock stays valid until the earlier of the
-// Until it had and start + ttl - elapsed - drift, since the new TTL may have
-// landed on some masters. Extends of one lock run one at a time: a second
+// Until it had and start + ttl - drift, since the new TTL may have landed on
+// some masters. Extends of one lock run one at a time: a second
 // one waits for the first, or for its ctx.
 func (lk *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	return lk.extend(ctx, ttl, false)
@@ -81,6 +82,10 @@ func (lk *Lock) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 	}
 	ms := ttl.Milliseconds()
 	ttl = time.Duration(ms) * time.Millisecond // what the masters enforce
+	if l.closed.Load() {
+		return l.quorumError(opExtend, lk.key, nil, ErrClosed) // nothing sent
+	}
+	l.prepare(ctx, ms)
 	start := l.clock.Now()
 	lk.mu.Lock()
 	until, ended := lk.until, lk.err
@@ -115,9 +120,9 @@ func (lk *Lock) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 	if ok {
 		kept = enforced(res, caps, ttl, l.quorum)
 	}
-	validity := l.validity(kept, start)
-	lk.moveUntil(start.Add(validity), ok && validity > 0)
-	if ok && validity > 0 {
+	newUntil, valid := l.validity(kept, start)
+	lk.moveUntil(newUntil, ok && valid)
+	if ok && valid {
 		return nil
 	}
 	qerr := l.quorumError(opExtend, lk.key, res, err)
@@ -175,7 +180,7 @@ func (lk *Lock) setUntilLocked(until time.Time) {
 // capsLocked returns, per master, the shortest TTL of this lock's extends
 // whose outcome there is unknown (0 where there is none).
 func (lk *Lock) capsLocked() []time.Duration {
-	caps := make([]time.Duration, len(lk.l.nodes))
+	caps := make([]time.Duration, len(lk.l.masters))
 	for i, ttls := range lk.unknown {
 		for ttl := range ttls {
 			if caps[i] == 0 || ttl < caps[i] {
@@ -189,7 +194,7 @@ func (lk *Lock) capsLocked() []time.Duration {
 // addUnknownLocked records an extend with ttl as unknown on every master.
 func (lk *Lock) addUnknownLocked(ttl time.Duration) {
 	if lk.unknown == nil {
-		lk.unknown = make([]map[time.Duration]int, len(lk.l.nodes))
+		lk.unknown = make([]map[time.Duration]int, len(lk.l.masters))
 	}
 	for i := range lk.unknown {
 		if lk.unknown[i] == nil {

@@ -163,6 +163,9 @@ type lateLanding struct {
 
 var errInFlight = errors.New("in flight")
 
+// Abilities forwards the wrapped Node's, but for its script calls.
+func (l *lateLanding) Abilities() redlock.Abilities { return callsThrough(l.Node) }
+
 func (l *lateLanding) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
 	if len(args) > 1 && args[1] == l.ms && l.landing.later(func() {
 		l.Node.Eval(context.Background(), hash, src, keys, args...)

@@ -50,7 +50,7 @@ func (l *Locker) raiseFence(ctx context.Context, res *quorum.Result, counterKey 
 	}
 	if !wb.OK() {
 		return 0, fmt.Errorf("redlock: fencing token written back to %d of %d masters, quorum %d: %w",
-			wb.Yes, len(holders), l.quorum, wb.Err(func(j int) string { return l.nodes[holders[j]].Addr() }))
+			wb.Yes, len(holders), l.quorum, wb.Err(func(j int) string { return l.masters[holders[j]].addr() }))
 	}
 	return fence, nil
 }

@@ -119,6 +119,7 @@ func TestOnNodeErrorReportsFrozenNode(t *testing.T) {
 			seen[op+" "+addr]++
 		},
 	})
+	warm(t, l, 5*time.Second) // the restart guard reads the records with every master up
 	if err := servers[2].Pause(); err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,11 @@ package redlock_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/quorumlock/quorumlock/internal/redisproc"
 	"github.com/quorumlock/quorumlock/internal/redistest"
@@ -159,9 +162,9 @@ func TestRestartGuardStrict(t *testing.T) {
 	} else {
 		lk.Unlock(t.Context())
 	}
-	runID, started, restarted, durable, ok := nodes[0].MasterIdentity()
-	if !ok || runID == "" || restarted || durable || time.Since(started) > time.Minute {
-		t.Fatalf("MasterIdentity = %q, %v, %v, %v, %v", runID, started, restarted, durable, ok)
+	id, err := nodes[0].Identity()
+	if err != nil || id.RunID == "" || id.PersistsEveryWrite() || time.Since(id.Started) > time.Minute {
+		t.Fatalf("Identity = %+v, %v", id, err)
 	}
 }
 
@@ -198,4 +201,172 @@ func TestRestartGuardUptimeRoundsUp(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// restartEmpty restarts servers at once; without AOF they come back empty.
+func restartEmpty(t *testing.T, servers []*redisproc.Server) {
+	t.Helper()
+	for _, s := range servers {
+		if err := s.Restart(0); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// freshLocker is a Locker over Nodes of its own, as a process that starts
+// now makes it: it has seen none of the masters before.
+func freshLocker(t *testing.T, servers []*redisproc.Server, cfg redlock.Config) *redlock.Locker {
+	t.Helper()
+	nodes := make([]redlock.Node, len(servers))
+	for i, s := range servers {
+		n := pool.New(pool.Config{Addr: s.Addr()})
+		t.Cleanup(func() { n.Close() })
+		nodes[i] = n
+	}
+	return newLocker(t, nodes, cfg)
+}
+
+// neverBefore tries key with l until held's Until has passed, and fails the
+// test if l gets it before; every refusal must be the restart guard's.
+func neverBefore(t *testing.T, l *redlock.Locker, key string, ttl time.Duration, held *redlock.Lock) {
+	t.Helper()
+	tries := 0
+	for time.Now().Before(held.Until()) {
+		lk, err := l.TryLock(t.Context(), key, ttl)
+		if err == nil {
+			t.Fatalf("a second holder %v before the held lock's Until (token %s, after %d tries)", time.Until(held.Until()), lk.Token(), tries)
+		}
+		if !errors.Is(err, redlock.ErrRestarted) {
+			t.Fatalf("try %d while the restarted masters are guarded: %v, want ErrRestarted", tries, err)
+		}
+		tries++
+		time.Sleep(100 * time.Millisecond)
+	}
+	if tries == 0 {
+		t.Fatal("the held lock's Until passed before any try: the test proved nothing")
+	}
+}
+
+// A process that first meets the masters after two of three restarted
+// empty (a "redlock run", a service started later) does not count them
+// while a lock they forgot may still be held, although it never saw them
+// before and uses a shorter TTL than the holder: the masters' records
+// tell it they were used, and for how long. (Before the records, its
+// Nodes' first reading was the baseline: a second holder at once.)
+func TestRestartGuardFreshProcess(t *testing.T) {
+	servers, nodes := guardCluster(t, 3, redisproc.Options{})
+	holder := newLocker(t, asNodes(nodes), redlock.Config{})
+	held, err := holder.TryLock(t.Context(), "k", 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restartEmpty(t, servers[:2])
+	later := freshLocker(t, servers, redlock.Config{})
+	neverBefore(t, later, "k", time.Second, held)
+	await(t, "the fresh process gets the lock once the guard passed", func() bool {
+		lk, err := later.TryLock(t.Context(), "k", time.Second)
+		if err == nil {
+			lk.Unlock(t.Context())
+		}
+		return err == nil
+	})
+}
+
+// A master that ran without AOF and is restarted with appendfsync always
+// (the doctor's advice) comes back empty: the persistence it has now does
+// not make it keep what it lost. (Before, the guard judged persistence on
+// the connection after the restart, and trusted it at once.)
+func TestRestartGuardPersistenceChanged(t *testing.T) {
+	servers, nodes := guardCluster(t, 3, redisproc.Options{})
+	holder := newLocker(t, asNodes(nodes), redlock.Config{})
+	held, err := holder.TryLock(t.Context(), "k", 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range servers[:2] {
+		s.SetAppendOnly(true)
+	}
+	restartEmpty(t, servers[:2])
+	neverBefore(t, freshLocker(t, servers, redlock.Config{}), "k", time.Second, held)
+}
+
+// Masters that persist every write and restart keep their grants: a
+// process that meets them after the restart counts them at once, and the
+// held lock stays held.
+func TestRestartGuardKeptEveryWrite(t *testing.T) {
+	servers, nodes := guardCluster(t, 3, redisproc.Options{AppendOnly: true})
+	holder := newLocker(t, asNodes(nodes), redlock.Config{})
+	if _, err := holder.TryLock(t.Context(), "k", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	restartEmpty(t, servers[:2])
+	later := freshLocker(t, servers, redlock.Config{})
+	if lk, err := later.TryLock(t.Context(), "k", time.Second); err == nil || errors.Is(err, redlock.ErrRestarted) {
+		t.Fatalf("the held lock after a restart with every write kept: %v (lock %v), want a plain refusal", err, lk)
+	}
+	lk, err := later.TryLock(t.Context(), "other", time.Second)
+	if err != nil {
+		t.Fatalf("another lock on masters that kept every write: %v, want it at once", err)
+	}
+	lk.Unlock(t.Context())
+}
+
+// A fresh deployment locks at once: no master was ever used, so none is
+// held back; and its masters then carry records naming their processes,
+// so that the next process counts them at once too.
+func TestRestartGuardFreshDeployment(t *testing.T) {
+	servers, nodes := guardCluster(t, 3, redisproc.Options{})
+	l := newLocker(t, asNodes(nodes), redlock.Config{KeyPrefix: "app:"})
+	lk, err := l.TryLock(t.Context(), "k", 2*time.Second)
+	if err != nil {
+		t.Fatalf("a lock on a fresh deployment: %v", err)
+	}
+	lk.Unlock(t.Context())
+	for i, n := range nodes {
+		id, err := n.Identity()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := redis.StringMap(n.Do(t.Context(), "HGETALL", "app:{quorumlock}:guard"))
+		if err != nil || rec["run"] != id.RunID || rec["ttl"] != "2000" || rec["fsync"] != "other" {
+			t.Errorf("master %d's record: %v, %v; want its run id %s and a TTL of 2000ms", i, rec, err, id.RunID)
+		}
+	}
+	lk, err = freshLocker(t, servers, redlock.Config{KeyPrefix: "app:"}).TryLock(t.Context(), "k", time.Second)
+	if err != nil {
+		t.Fatalf("a second process on a registered deployment: %v", err)
+	}
+	lk.Unlock(t.Context())
+}
+
+// A master whose client user may not run INFO cannot have its restarts
+// guarded: the lock fails with an error that names the master and what is
+// missing, and matches ErrInvalid, never ErrUnavailable (code that runs
+// anyway when Redis is down must not run unlocked for a misconfiguration).
+// With the guard off it locks.
+func TestRestartGuardIdentityRefused(t *testing.T) {
+	servers := redistest.Start(t, 3, redisproc.Options{})
+	nodes := make([]redlock.Node, len(servers))
+	for i, s := range servers {
+		c, err := redis.Dial("tcp", s.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Do("ACL", "SETUSER", "noinfo", "on", ">pw", "~*", "&*", "+@all", "-info"); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		n := pool.New(pool.Config{Addr: s.Addr(), Username: "noinfo", Password: "pw"})
+		t.Cleanup(func() { n.Close() })
+		nodes[i] = n
+	}
+	_, err := newLocker(t, nodes, redlock.Config{}).TryLock(t.Context(), "k", time.Second)
+	if !errors.Is(err, redlock.ErrInvalid) || errors.Is(err, redlock.ErrUnavailable) || !strings.Contains(err.Error(), "INFO") || !strings.Contains(err.Error(), "master 127.0.0.1:") {
+		t.Fatalf("a lock through users without INFO: %v; want ErrInvalid naming the master and INFO, not ErrUnavailable", err)
+	}
+	lk, err := newLocker(t, nodes, redlock.Config{RestartGuard: -1}).TryLock(t.Context(), "k", time.Second)
+	if err != nil {
+		t.Fatalf("with the guard off: %v", err)
+	}
+	lk.Unlock(t.Context())
 }

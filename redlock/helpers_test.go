@@ -38,11 +38,15 @@ func asNodes[N redlock.Node](nodes []N) []redlock.Node {
 
 // newLocker makes a Locker; a zero NodeTimeout becomes a generous one, so
 // that a loaded test machine does not turn into node failures in tests that
-// are not about timeouts.
+// are not about timeouts. Over fakes, which know no identity, the restart
+// guard is off: the guard's tests run real masters.
 func newLocker(t *testing.T, nodes []redlock.Node, cfg redlock.Config) *redlock.Locker {
 	t.Helper()
 	if cfg.NodeTimeout == 0 {
 		cfg.NodeTimeout = 500 * time.Millisecond
+	}
+	if cfg.RestartGuard == 0 && redlock.AbilitiesOf(nodes[0]).Identity == nil {
+		cfg.RestartGuard = -1
 	}
 	l, err := redlock.New(nodes, cfg)
 	if err != nil {
@@ -115,6 +119,18 @@ type spy struct {
 	tokens []string
 	// beforeSet, if set, runs before each acquire is forwarded.
 	beforeSet func()
+}
+
+// Abilities forwards the wrapped Node's, but for its script calls, which
+// go through the spy's Eval.
+func (s *spy) Abilities() redlock.Abilities { return callsThrough(s.Node) }
+
+// callsThrough is the abilities of inner for a wrapper whose Eval must see
+// every script call: inner's, without EvalPrepared and EvalAsync.
+func callsThrough(inner redlock.Node) redlock.Abilities {
+	a := redlock.AbilitiesOf(inner)
+	a.EvalPrepared, a.EvalAsync = nil, nil
+	return a
 }
 
 func (s *spy) Do(ctx context.Context, cmd string, args ...any) (any, error) {
@@ -277,4 +293,18 @@ func (f *fake) value(key string) string {
 	defer f.mu.Unlock()
 	e, _ := f.live(key)
 	return e.value
+}
+
+// warm takes and releases a lock of ttl with l, so that its restart guard
+// has read and written the masters' records for ttl: a test about what
+// a fault does to a lock then sees no record traffic.
+func warm(t *testing.T, l *redlock.Locker, ttl time.Duration) {
+	t.Helper()
+	lk, err := l.TryLock(t.Context(), "warm-up", ttl)
+	if err != nil {
+		t.Fatalf("warm-up lock: %v", err)
+	}
+	if err := lk.Unlock(t.Context()); err != nil {
+		t.Fatalf("warm-up unlock: %v", err)
+	}
 }

@@ -28,6 +28,7 @@ type Lock struct {
 	done     chan struct{}                                // made on demand, closed when err is set
 	expiry   *time.Timer                                  // fires at until, once done or renewal exists
 	stop     chan struct{}                                // closed to stop the renewal goroutine
+	stopped  bool                                         // stop is closed
 	cancels  map[*context.Context]context.CancelCauseFunc // of Context
 	unknown  []map[time.Duration]int                      // per master: TTLs of extends whose outcome there is unknown
 }
@@ -54,9 +55,9 @@ func (lk *Lock) Token() string {
 }
 
 // Until returns the end of the lock's guaranteed validity, on the Locker's
-// clock: start + ttl - elapsed - drift of the acquisition or of the latest
-// successful Extend, lowered by any failed or late Extend with a shorter
-// TTL (see Extend). It is never later than what a quorum of the masters
+// clock: start + ttl - drift of the acquisition or of the latest successful
+// Extend (start: when its round began), lowered by any failed or late
+// Extend with a shorter TTL (see Extend). It is never later than what a quorum of the masters
 // enforces. Act on the protected resource only before it.
 func (lk *Lock) Until() time.Time {
 	lk.mu.Lock()
@@ -169,9 +170,7 @@ func (lk *Lock) endLocked(err error) bool {
 	if lk.expiry != nil {
 		lk.expiry.Stop()
 	}
-	if lk.stop != nil {
-		close(lk.stop)
-	}
+	lk.stopRenewalLocked()
 	for _, cancel := range lk.cancels {
 		cancel(err)
 	}

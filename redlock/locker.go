@@ -3,8 +3,11 @@ package redlock
 import (
 	"context"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/quorumlock/quorumlock/redlock/layout"
 )
 
 // Locker acquires locks over a fixed set of masters. It is safe for
@@ -13,22 +16,29 @@ import (
 // the queue of this process's Lock calls waiting for that key (see
 // queue.go).
 type Locker struct {
-	nodes   []Node
-	senders []sender // one per node, made in New (sender.go)
-	queues  queues   // this process's waiters, per key
+	masters []*master // one per node, in the order of the nodes (master.go)
+	queues  queues    // this process's waiters, per key
 	settings
 
-	// states, with down, follows which masters fail, when the Observer
+	// states follows which masters fail (master.down), when the Observer
 	// is a NodeStateObserver (observe.go); nil otherwise.
 	states NodeStateObserver
-	down   []atomic.Bool
 
 	guard guardState // the restart guard (guard.go)
+	probe string     // the key durable confirmations write (layout.Probe)
+
+	inflight counter     // releases and record rounds in flight, for Close
+	renewing sync.Map    // *Lock -> struct{}: the locks being renewed, for Close
+	closed   atomic.Bool // Close was called
 }
 
 // New returns a Locker over nodes. It checks the node list (at least one
-// node, none nil, no two with the same Addr) and cfg; a bad one gives an
-// error matching ErrInvalid. New sends nothing to Redis.
+// node, none nil, each with an address, no two with the same Addr), cfg,
+// and that every Node can give what cfg asks of it (its Abilities): the
+// master's identity for the restart guard, unless the guard is off
+// (Config.RestartGuard < 0, or Config.FsyncAlways); confirmations for
+// Config.Durability. A bad one gives an error matching ErrInvalid that
+// names the node and what it lacks. New sends nothing to Redis.
 func New(nodes []Node, cfg Config) (*Locker, error) {
 	if len(nodes) == 0 {
 		return nil, invalid("no nodes")
@@ -37,6 +47,9 @@ func New(nodes []Node, cfg Config) (*Locker, error) {
 	for i, n := range nodes {
 		if isNil(n) {
 			return nil, invalid("node %d is nil", i)
+		}
+		if n.Addr() == "" {
+			return nil, invalid("node %d (%T) has no address", i, n)
 		}
 		if j, dup := seen[n.Addr()]; dup {
 			return nil, invalid("nodes %d and %d share the address %q", j, i, n.Addr())
@@ -47,18 +60,32 @@ func New(nodes []Node, cfg Config) (*Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Locker{nodes: append([]Node(nil), nodes...), senders: make([]sender, len(nodes)), settings: s}
+	l := &Locker{masters: make([]*master, len(nodes)), settings: s}
+	l.guard = guardState{on: cfg.RestartGuard >= 0 && !cfg.FsyncAlways, strict: cfg.RestartGuard, key: layout.Registry(s.prefix)}
+	l.probe = layout.Probe(s.prefix)
 	for i, n := range nodes {
-		l.senders[i] = newSender(i, n)
-		if s.durability.on() && l.senders[i].durable == nil {
-			return nil, invalid("node %d (%s) cannot confirm durable grants (no DurableNode ability), which Config.Durability asks for", i, n.Addr())
+		m := newMaster(l, i, n)
+		if err := l.checkAbilities(m); err != nil {
+			return nil, err
 		}
+		l.masters[i] = m
 	}
-	l.guard.strict, l.guard.durable = cfg.RestartGuard, s.durability.Local
 	if so, ok := cfg.Observer.(NodeStateObserver); ok {
-		l.states, l.down = so, make([]atomic.Bool, len(nodes))
+		l.states = so
 	}
 	return l, nil
+}
+
+// checkAbilities refuses, with ErrInvalid, a Node that lacks an ability
+// the configuration needs.
+func (l *Locker) checkAbilities(m *master) error {
+	switch {
+	case l.guard.on && m.ab.Identity == nil:
+		return invalid("node %d (%s, %T) cannot report its master's identity (no Abilities.Identity), which the restart guard needs: use a Node that can, or turn the guard off (Config.RestartGuard < 0, or Config.FsyncAlways for masters that persist every write)", m.i, m.addr(), m.node)
+	case l.durability.on() && m.ab.Confirm == nil:
+		return invalid("node %d (%s, %T) cannot confirm durable grants (no Abilities.Confirm), which Config.Durability asks for", m.i, m.addr(), m.node)
+	}
+	return nil
 }
 
 // isNil reports whether x is nil or an interface holding a nil pointer,
@@ -80,7 +107,7 @@ func isNil(x any) bool {
 func (l *Locker) Quorum() int { return l.quorum }
 
 // Nodes returns the number of masters.
-func (l *Locker) Nodes() int { return len(l.nodes) }
+func (l *Locker) Nodes() int { return len(l.masters) }
 
 // TryLock makes one attempt to acquire key for ttl. On failure the error
 // matches ErrNotAcquired and is a *QuorumError.
@@ -106,12 +133,39 @@ func (l *Locker) variant() *variant {
 	return plain
 }
 
+// MaxKeyLen is the longest key a Locker takes, its Config.KeyPrefix
+// included: every call carries it to every master, and one far longer
+// would not reach them within a node timeout.
+const MaxKeyLen = 8 << 10
+
 func (l *Locker) checkCall(ctx context.Context, key string, ttl time.Duration) error {
+	if err := l.checkMade(); err != nil {
+		return err
+	}
 	if ctx == nil {
 		return invalid("nil context")
 	}
-	if key == "" {
-		return invalid("empty key")
+	if err := l.checkKey(key); err != nil {
+		return err
 	}
 	return l.checkTTL(ttl)
+}
+
+// checkMade refuses a Locker that New did not make.
+func (l *Locker) checkMade() error {
+	if l == nil || len(l.masters) == 0 {
+		return invalid("a Locker not made by New")
+	}
+	return nil
+}
+
+// checkKey refuses an empty key, and one too long.
+func (l *Locker) checkKey(key string) error {
+	switch {
+	case key == "":
+		return invalid("empty key")
+	case len(l.prefix)+len(key) > MaxKeyLen:
+		return invalid("key of %d bytes (with its prefix): the longest is %d", len(l.prefix)+len(key), MaxKeyLen)
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ package redlock
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -48,7 +49,7 @@ func (l *Locker) TryLockMulti(ctx context.Context, keys []string, ttl time.Durat
 }
 
 func (l *Locker) acquireMulti(ctx context.Context, keys []string, ttl time.Duration, retry bool) (*Lock, error) {
-	if err := checkMultiKeys(keys); err != nil {
+	if err := l.checkMultiKeys(keys); err != nil {
 		return nil, err
 	}
 	rkeys := make([]string, len(keys)) // their names on the masters; the caller may reuse its slice
@@ -60,14 +61,14 @@ func (l *Locker) acquireMulti(ctx context.Context, keys []string, ttl time.Durat
 
 // checkMultiKeys refuses, with ErrInvalid, an empty list, an empty key and
 // a key given twice.
-func checkMultiKeys(keys []string) error {
+func (l *Locker) checkMultiKeys(keys []string) error {
 	if len(keys) == 0 {
 		return invalid("no keys")
 	}
 	seen := make(map[string]bool, len(keys))
 	for i, k := range keys {
-		if k == "" {
-			return invalid("key %d is empty", i)
+		if err := l.checkKey(k); err != nil {
+			return fmt.Errorf("key %d: %w", i, err)
 		}
 		if seen[k] {
 			return invalid("key %q given twice", k)

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 
 	"github.com/quorumlock/quorumlock/internal/serial"
 	"github.com/quorumlock/quorumlock/quorum"
@@ -11,10 +12,10 @@ import (
 // call for op failed with err; ctx is the operation's.
 func (l *Locker) observe(ctx context.Context, op string, i int, err error) {
 	if l.onNodeError != nil {
-		l.onNodeError(op, l.nodes[i].Addr(), err)
+		l.onNodeError(op, l.masters[i].addr(), err)
 	}
 	if l.observer != nil {
-		l.observer.NodeError(NodeErrorEvent{Op: op, Addr: l.nodes[i].Addr(), Err: err, ctx: detach(ctx)})
+		l.observer.NodeError(NodeErrorEvent{Op: op, Addr: l.masters[i].addr(), Err: err, ctx: detach(ctx)})
 	}
 }
 
@@ -37,11 +38,12 @@ func (l *Locker) noteState(ctx context.Context, i int, err error) {
 	if l.states == nil {
 		return
 	}
-	failing := err != nil
-	if l.down[i].Load() == failing || l.down[i].Swap(failing) == failing {
+	// A master the restart guard holds back answered: it is not failing.
+	failing, down := err != nil && !errors.Is(err, ErrRestarted), &l.masters[i].down
+	if down.Load() == failing || down.Swap(failing) == failing {
 		return
 	}
-	e := NodeStateEvent{Addr: l.nodes[i].Addr(), Up: !failing, Err: err, ctx: detach(ctx)}
+	e := NodeStateEvent{Addr: l.masters[i].addr(), Up: !failing, Err: err, ctx: detach(ctx)}
 	reports.Go(func() { l.states.NodeState(e) })
 }
 

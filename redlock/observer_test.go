@@ -291,6 +291,7 @@ func TestObserverNodeError(t *testing.T) {
 			legacy[op+" "+addr]++
 		},
 	})
+	warm(t, l, 5*time.Second) // the restart guard reads the records with every master up
 	if err := servers[2].Pause(); err != nil {
 		t.Fatal(err)
 	}

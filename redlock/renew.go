@@ -20,8 +20,26 @@ func (lk *Lock) startRenewal() {
 	}
 	lk.watchLocked()
 	lk.stop = make(chan struct{})
+	lk.l.renewing.Store(lk, struct{}{})
 	every := time.Duration(float64(lk.ttl) * lk.l.renewFraction)
 	go lk.renew(lk.stop, every)
+}
+
+// stopRenewal stops the watchdog (Locker.Close): the lock then ends at its
+// Until, unless an Extend moves it.
+func (lk *Lock) stopRenewal() {
+	lk.mu.Lock()
+	lk.stopRenewalLocked()
+	lk.mu.Unlock()
+}
+
+// stopRenewalLocked stops the watchdog, if it runs.
+func (lk *Lock) stopRenewalLocked() {
+	if lk.stop != nil && !lk.stopped {
+		lk.stopped = true
+		close(lk.stop)
+		lk.l.renewing.Delete(lk)
+	}
 }
 
 func (lk *Lock) renew(stop <-chan struct{}, every time.Duration) {

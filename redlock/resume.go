@@ -22,7 +22,7 @@ import (
 // restarted after a crash that logged it. It extends the lock to ttl, from
 // now, on every master that still holds key with token (compare-and-
 // PEXPIRE), and succeeds when a quorum did so in time. The returned Lock is
-// like one from TryLock: Until is start + ttl - elapsed - drift, as after an
+// like one from TryLock: Until is start + ttl - drift, as after an
 // Extend; Extend, Unlock, Done, Err and Context work as usual, and it is
 // renewed with Config.AutoRenew. With Config.Fencing its Fence is the
 // highest fencing counter among the masters that resumed it, written back to
@@ -93,14 +93,14 @@ func (l *Locker) resume(ctx context.Context, v *variant, key string, keys []stri
 	}
 	res, start, fence, err := l.round(ctx, c, counter, ms)
 	ok := err == nil && res.OK()
-	validity := l.validity(ttl, start)
-	if !ok || validity <= 0 {
+	until, valid := l.validity(ttl, start)
+	if !ok || !valid {
 		qerr := l.quorumError(opLock, key, res, err)
 		qerr.Late = ok // a quorum, but no validity left
 		return nil, qerr
 	}
 	lk.mu.Lock()
-	lk.until, lk.granted, lk.fence = start.Add(validity), l.clock.Now(), fence
+	lk.until, lk.granted, lk.fence = until, l.clock.Now(), fence
 	lk.mu.Unlock()
 	l.granted(ctx, lk)
 	return lk, nil

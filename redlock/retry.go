@@ -24,10 +24,10 @@ import (
 // maxReleaseRetries bounds the retries of one release on one master.
 const maxReleaseRetries = 8
 
-// retriable marks c, a release, to be sent again while it fails, for as
-// long as ttl from now.
+// retriable marks c as a release: sent again while it fails, for as long
+// as ttl from now, and waited for by Locker.Close.
 func (c *call) retriable(ttl time.Duration) {
-	c.retryUntil = time.Now().Add(ttl)
+	c.release, c.retryUntil = true, time.Now().Add(ttl)
 }
 
 // retryRelease sends c, a release whose call to master i failed with v,
@@ -41,10 +41,12 @@ func (l *Locker) retryRelease(c *call, i int, v quorum.Vote, attempt int) {
 	if time.Now().Add(wait).After(c.retryUntil) {
 		return
 	}
+	l.inflight.add() // until the retry is sent: Close waits for it
 	time.AfterFunc(wait, func() {
-		rc := &call{l: c.l, ctx: c.ctx, op: c.op, s: c.s, prepared: c.prepared, vote: c.vote, retryUntil: c.retryUntil}
+		defer l.inflight.done()
+		rc := &call{l: c.l, ctx: c.ctx, op: c.op, s: c.s, prepared: c.prepared, vote: c.vote, release: true, retryUntil: c.retryUntil}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), l.nodeTimeout)
-		l.senders[i].start(ctx, rc, i, retryTally{l: l, c: rc, attempt: attempt, cancel: cancel})
+		l.masters[i].start(ctx, rc, i, retryTally{l: l, c: rc, attempt: attempt, cancel: cancel})
 	})
 }
 

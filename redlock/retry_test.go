@@ -15,14 +15,20 @@ import (
 // dropsReleases is a master whose client loses its first n release calls
 // before sending them (a connection closed under a command still queued):
 // the call fails, and nothing ran.
-// It is a Node and a PreparedEvaler only (no AsyncNode), so that every
-// call goes through EvalPrepared.
+// Its abilities are the pool.Node's but EvalAsync, so that every call
+// goes through EvalPrepared.
 type dropsReleases struct {
 	n    *pool.Node
 	left atomic.Int32
 }
 
 func (d *dropsReleases) Addr() string { return d.n.Addr() }
+
+func (d *dropsReleases) Abilities() redlock.Abilities {
+	a := d.n.Abilities()
+	a.EvalPrepared, a.EvalAsync = d.EvalPrepared, nil
+	return a
+}
 
 func (d *dropsReleases) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 	return d.n.Do(ctx, cmd, args...)

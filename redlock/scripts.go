@@ -46,6 +46,8 @@ var (
 	multiExtendScript      = loadScript("multi_extend")
 	multiReleaseScript     = loadScript("multi_release")
 	resumeFencedScript     = loadScript("resume_fenced")
+	guardReadScript        = loadScript("guard_read")
+	guardWriteScript       = loadScript("guard_write")
 )
 
 // script is a Lua script with its SHA1 digest, for EVALSHA.

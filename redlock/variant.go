@@ -75,13 +75,12 @@ func tombKey(first, id string) string { return layout.Tomb(first, id) }
 func tombMS(ttl time.Duration) int64 { return max(ttl, tombstoneLife).Milliseconds() }
 
 // acquireCall is v's acquire of keys with token for ms, for every node; a
-// fenced one gets the fencing counter's lifetime last. The restart guard
-// counts ms from here on (guardState.used).
+// fenced one gets the fencing counter's lifetime last. It grants ms: the
+// restart guard judges it (guard.go).
 func (l *Locker) acquireCall(v *variant, keys []string, token string, ms int64) *call {
-	l.guard.used(time.Duration(ms) * time.Millisecond)
 	c := l.newCall(opLock, v.acquire, tombKey(keys[0], token), keys, token, ms)
+	l.grants(c, ms)
 	c.acquire = true
-	l.makeDurable(c)
 	c.prepared = append(c.prepared, v.acquireArgs...)
 	if v.fenced {
 		c.prepared = append(c.prepared, fenceMS(ms))
@@ -90,20 +89,20 @@ func (l *Locker) acquireCall(v *variant, keys []string, token string, ms int64) 
 }
 
 // extendCall is v's extend of keys held with token to ms: an Extend, a
-// renewal or a Resume. The restart guard counts ms from here on, as an
-// acquire's: a master that restarts may have held the lock that long.
+// renewal or a Resume. It grants ms as an acquire does: a master that
+// restarts may have held the lock that long.
 func (l *Locker) extendCall(op string, s script, keys []string, token string, ms int64) *call {
-	l.guard.used(time.Duration(ms) * time.Millisecond)
 	c := l.newCall(op, s, tombKey(keys[0], token), keys, token, ms)
-	l.makeDurable(c)
+	l.grants(c, ms)
 	return c
 }
 
-// makeDurable makes c's yes votes count only once durable, with
-// Config.Durability.
-func (l *Locker) makeDurable(c *call) {
+// grants marks c as a call whose yes grants the lock for ms: the restart
+// guard judges it, and with Config.Durability it counts once confirmed.
+func (l *Locker) grants(c *call, ms int64) {
+	c.grant = ms
 	if l.durability.on() {
-		c.durable, c.timeout = true, l.nodeTimeout+l.durability.Timeout
+		c.confirms, c.timeout = true, l.nodeTimeout+l.durability.Timeout
 	}
 }
 

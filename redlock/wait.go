@@ -87,13 +87,13 @@ func (w *waiting) subscribe(ctx context.Context) bool {
 		mu sync.Mutex
 	)
 	channel := ReleaseChannel(w.key)
-	for i := range w.l.senders {
-		sub := w.l.senders[i].sub
+	for _, m := range w.l.masters {
+		sub := m.ab.Subscribe
 		if sub == nil {
 			continue
 		}
 		wg.Go(func() {
-			unsub, err := sub.Subscribe(sctx, channel, wake)
+			unsub, err := sub(sctx, channel, wake)
 			if err != nil {
 				return
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/quorumlock/quorumlock/nodeutil"
 )
 
-// Durable grants (the redlock.DurableNode ability, which
+// Durable grants (redlock.Abilities.Confirm, which
 // redlock.Config.Durability needs). A grant is durable once the master's
 // AOF holds it on disk (WAITAOF, Redis 7.2+ or Valkey, with appendonly
 // yes) and its replicas acknowledged it (WAIT, or WAITAOF's second
@@ -48,19 +48,21 @@ import (
 // confirm.
 var errNoDurable = errors.New("durable confirmations need a *redis.Client (one server, or a failover client)")
 
-// Durable asks for a confirmation that every write that ran on the master
+// Confirm asks for a confirmation that every write that ran on the master
 // before the call is in its AOF on disk (with local) and acknowledged by
-// replicas replicas, and returns at once; done runs once with the counts
-// acknowledged, or the error, on a goroutine of the Node's. Concurrent
-// calls share one confirmation. ctx bounds it; without a deadline the
-// master waits up to a second. It is the redlock.DurableNode ability.
-func (n *Node) Durable(ctx context.Context, local bool, replicas int, done func(local, replicas int, err error)) {
-	n.durable.Durable(ctx, local, replicas, done)
+// replicas replicas, writing the key probe first, and returns at once;
+// done runs once with the counts acknowledged, or the error, on a
+// goroutine of the Node's. Concurrent calls share one confirmation. ctx
+// bounds it (a margin before its deadline, nodeutil.ConfirmWait); without
+// a deadline the master waits up to a second. It is
+// redlock.Abilities.Confirm.
+func (n *Node) Confirm(ctx context.Context, probe string, local bool, replicas int, done func(local, replicas int, err error)) {
+	n.durable.Confirm(ctx, probe, local, replicas, done)
 }
 
-// commit writes the probe and waits for it on one connection of the
-// client, and returns the run id of the master process that answered.
-func (n *Node) commit(ctx context.Context, local bool, replicas int) (l, r int, ranOn string, err error) {
+// commit writes probe and waits for it on one connection of the client,
+// and returns the run id of the master process that answered.
+func (n *Node) commit(ctx context.Context, probe string, local bool, replicas int) (l, r int, ranOn string, err error) {
 	c, ok := n.c.(*redis.Client)
 	if !ok {
 		return 0, 0, "", fmt.Errorf("goredis: %s: %w", n.addr, errNoDurable)
@@ -73,7 +75,7 @@ func (n *Node) commit(ctx context.Context, local bool, replicas int) (l, r int, 
 	// The clone shares c's pool and hooks; its read timeout covers the wait.
 	_, err = c.WithTimeout(wait+time.Second).Pipelined(ctx, func(p redis.Pipeliner) error {
 		info = p.Info(ctx, "server")
-		p.Set(ctx, nodeutil.DurableProbe, n.probe.Add(1), time.Minute)
+		p.Set(ctx, probe, n.probe.Add(1), time.Minute)
 		if local {
 			ack = p.Do(ctx, "WAITAOF", 1, replicas, wait.Milliseconds())
 		} else {

@@ -3,12 +3,13 @@ package goredis
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
-// The master's identity (the redlock.MasterIdentity ability, for the
+// The master's identity (redlock.Abilities.Identity, for the
 // restart guard). A Node over a *redis.Client (one server, or a failover
 // client) reads it on every new connection of the client, in the
 // connection's set-up: New chains an OnConnect in front of the client's
@@ -56,15 +57,13 @@ func (n *Node) identify(ctx context.Context, cn *redis.Conn) error {
 	return nil
 }
 
-// MasterIdentity returns what the Node read of its master's process on
-// the newest connection of its client: the run id, when the process
-// started at the latest (on this client's clock), whether the run id
-// differs from the first one the Node saw (a restart, or a failover, since),
-// and whether the master persists every write (AOF with appendfsync
-// always). ok is false before the client's first new connection after New
-// (connections it made before are not read), when the master refuses INFO,
-// and for a client other than a *redis.Client. It is the
-// redlock.MasterIdentity ability, which the restart guard uses.
-func (n *Node) MasterIdentity() (runID string, started time.Time, restarted, durable, ok bool) {
+// Identity returns what the Node read of its master's process on the
+// newest connection of its client: the run id, when the process started at
+// the latest (on this client's clock), its persistence and version. Before
+// the client's first new connection after New (connections it made before
+// are not read), when the master refuses INFO, and for a client other than
+// a *redis.Client, it returns an error matching redlock.ErrNoIdentity. It
+// is redlock.Abilities.Identity, which the restart guard uses.
+func (n *Node) Identity() (redlock.Identity, error) {
 	return n.ident.Get()
 }

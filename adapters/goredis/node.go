@@ -13,10 +13,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Node is one Redis master reached through a go-redis client. It implements
-// redlock.Node, redlock.Subscriber, redlock.PreparedEvaler,
-// redlock.MasterIdentity (identity.go) and redlock.DurableNode
-// (durable.go). Its methods are safe for concurrent use.
+// Node is one Redis master reached through a go-redis client. It is a
+// redlock.Capable whose Abilities are EvalPrepared, Subscribe, Identity
+// (identity.go) and Confirm (durable.go). Its methods are safe for
+// concurrent use.
 type Node struct {
 	c       redis.UniversalClient
 	addr    string
@@ -27,13 +27,18 @@ type Node struct {
 	probe   atomic.Int64      // the durable probes' counter
 }
 
-var (
-	_ redlock.Node           = (*Node)(nil)
-	_ redlock.Subscriber     = (*Node)(nil)
-	_ redlock.PreparedEvaler = (*Node)(nil)
-	_ redlock.MasterIdentity = (*Node)(nil)
-	_ redlock.DurableNode    = (*Node)(nil)
-)
+var _ redlock.Capable = (*Node)(nil)
+
+// Abilities returns what the Node can do beyond redlock.Node's three
+// methods: EvalPrepared, Subscribe, Identity and Confirm.
+func (n *Node) Abilities() redlock.Abilities {
+	return redlock.Abilities{
+		EvalPrepared: n.EvalPrepared,
+		Subscribe:    n.Subscribe,
+		Identity:     n.Identity,
+		Confirm:      n.Confirm,
+	}
+}
 
 // New returns a Node over c, which must be one master: a *redis.Client (one
 // server, or the master of a Sentinel master set, from

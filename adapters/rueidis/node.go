@@ -22,11 +22,13 @@ type Node struct {
 	subs *pubsub.Registry
 }
 
-var (
-	_ redlock.Node           = (*Node)(nil)
-	_ redlock.Subscriber     = (*Node)(nil)
-	_ redlock.PreparedEvaler = (*Node)(nil)
-)
+var _ redlock.Capable = (*Node)(nil)
+
+// Abilities returns what the Node can do beyond redlock.Node's three
+// methods: EvalPrepared and Subscribe.
+func (n *Node) Abilities() redlock.Abilities {
+	return redlock.Abilities{EvalPrepared: n.EvalPrepared, Subscribe: n.Subscribe}
+}
 
 // New returns a Node over c. The caller keeps c, and closes it after
 // closing the Node; the Node only adds its own pub/sub connection, taken

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/quorumlock/quorumlock/redlock"
 )
@@ -20,8 +19,8 @@ import (
 // confirmed durable.
 //
 // It forwards the abilities that the scenarios' protections need
-// (redlock.DurableNode, redlock.MasterIdentity) and hides the others, so
-// that the Locker calls Eval, where the grant is seen.
+// (Identity, and Confirm through its own) and hides the others, so that the
+// Locker calls Eval, where the grant is seen.
 type grantNode struct {
 	redlock.Node
 	key    string
@@ -38,10 +37,18 @@ type grantNode struct {
 	after *error // the outcome of the first confirmation asked for after the strike
 }
 
-var (
-	_ redlock.DurableNode    = (*grantNode)(nil)
-	_ redlock.MasterIdentity = (*grantNode)(nil)
-)
+var _ redlock.Capable = (*grantNode)(nil)
+
+// Abilities forwards the wrapped Node's Identity, and Confirm through the
+// grantNode's own; its script calls go through Eval.
+func (n *grantNode) Abilities() redlock.Abilities {
+	inner := redlock.AbilitiesOf(n.Node)
+	a := redlock.Abilities{Identity: inner.Identity}
+	if inner.Confirm != nil {
+		a.Confirm = n.Confirm
+	}
+	return a
+}
 
 // Eval strikes on the first grant of the key.
 func (n *grantNode) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
@@ -65,15 +72,15 @@ func (n *grantNode) struck() error {
 	return n.err
 }
 
-// Durable forwards to the wrapped Node.
-func (n *grantNode) Durable(ctx context.Context, local bool, replicas int, done func(local, replicas int, err error)) {
-	d, ok := n.Node.(redlock.DurableNode)
-	if !ok {
+// Confirm forwards to the wrapped Node's.
+func (n *grantNode) Confirm(ctx context.Context, probe string, local bool, replicas int, done func(local, replicas int, err error)) {
+	confirm := redlock.AbilitiesOf(n.Node).Confirm
+	if confirm == nil {
 		done(0, 0, fmt.Errorf("scenario: %s cannot confirm durable grants", n.Addr()))
 		return
 	}
 	after := n.done.Load()
-	d.Durable(ctx, local, replicas, func(l, r int, err error) {
+	confirm(ctx, probe, local, replicas, func(l, r int, err error) {
 		if after {
 			n.mu.Lock()
 			if n.after == nil {
@@ -97,12 +104,4 @@ func (n *grantNode) confirmedAfter() (error, bool) {
 		return nil, false
 	}
 	return *n.after, true
-}
-
-// MasterIdentity forwards to the wrapped Node.
-func (n *grantNode) MasterIdentity() (runID string, started time.Time, restarted, durable, ok bool) {
-	if m, ok := n.Node.(redlock.MasterIdentity); ok {
-		return m.MasterIdentity()
-	}
-	return "", time.Time{}, false, false, false
 }

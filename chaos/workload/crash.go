@@ -38,18 +38,29 @@ func (n crashNode) Eval(ctx context.Context, hash, src string, keys []string, ar
 	return n.Node.Eval(ctx, hash, src, keys, args...)
 }
 
-// crashSubscriber is a crashNode over a node that wakes on release, which
-// it forwards while the process lives.
-type crashSubscriber struct {
-	crashNode
-	sub redlock.Subscriber
-}
-
-func (n crashSubscriber) Subscribe(ctx context.Context, channel string, ch chan<- struct{}) (func(), error) {
-	if n.crashed.Load() {
-		return nil, errCrashed
+// Abilities are the wrapped Node's, each refused once crashed; its script
+// calls go through Eval, so that they are refused too.
+func (n crashNode) Abilities() redlock.Abilities {
+	a := redlock.AbilitiesOf(n.Node)
+	a.EvalPrepared, a.EvalAsync = nil, nil
+	if sub := a.Subscribe; sub != nil {
+		a.Subscribe = func(ctx context.Context, channel string, ch chan<- struct{}) (func(), error) {
+			if n.crashed.Load() {
+				return nil, errCrashed
+			}
+			return sub(ctx, channel, ch)
+		}
 	}
-	return n.sub.Subscribe(ctx, channel, ch)
+	if confirm := a.Confirm; confirm != nil {
+		a.Confirm = func(ctx context.Context, probe string, local bool, replicas int, done func(local, replicas int, err error)) {
+			if n.crashed.Load() {
+				done(0, 0, errCrashed)
+				return
+			}
+			confirm(ctx, probe, local, replicas, done)
+		}
+	}
+	return a
 }
 
 // crashable returns a Locker configured as c's own (without fencing, with
@@ -59,12 +70,7 @@ func (c *Client) crashable() (l *redlock.Locker, obs *observer, crash func(), er
 	crashed := new(atomic.Bool)
 	nodes := make([]redlock.Node, len(c.nodes))
 	for j, n := range c.nodes {
-		cn := crashNode{Node: n, crashed: crashed}
-		if s, ok := n.(redlock.Subscriber); ok {
-			nodes[j] = crashSubscriber{crashNode: cn, sub: s}
-		} else {
-			nodes[j] = cn
-		}
+		nodes[j] = crashNode{Node: n, crashed: crashed}
 	}
 	obs = newObserver(c, nil, nodes)
 	cfg := c.cfg

@@ -352,6 +352,15 @@ func (s *Server) Restart(delay time.Duration) error {
 	return s.Start()
 }
 
+// SetAppendOnly changes the server's persistence for its next Start (AOF
+// with appendfsync always, or none), as an operator who changes the
+// configuration before a restart does.
+func (s *Server) SetAppendOnly(on bool) {
+	s.mu.Lock()
+	s.opts.AppendOnly = on
+	s.mu.Unlock()
+}
+
 // Close kills the process and removes a temporary data directory.
 func (s *Server) Close() error {
 	err := s.Kill()

@@ -27,6 +27,17 @@
 //   - the holder record of "redlock run": p+":holder" (Holder), a hash
 //     saying who holds the lock key (its token, host, pid, start time and
 //     note), with the lock's TTL. The library neither writes nor reads it.
+//
+// And once per master, whatever the lock, with the Locker's key prefix in
+// front (Config.KeyPrefix, "" by default):
+//
+//   - the restart guard's record (Registry), prefix+"{quorumlock}:guard":
+//     a hash with the fields "run" (the run id a client registered for
+//     the master), "fsync" ("always" when that run persisted every write)
+//     and "ttl" (the longest TTL in ms any client recorded on it); it
+//     never expires;
+//   - the durable confirmations' probe (Probe), prefix+"{quorumlock}:probe":
+//     a counter with a TTL of a minute.
 package layout
 
 import (
@@ -111,6 +122,21 @@ const (
 	OwnerField = "owner"
 	HoldPrefix = "h:"
 )
+
+// Registry names the restart guard's record on a master, for the key
+// prefix prefix.
+func Registry(prefix string) string { return prefix + "{quorumlock}:guard" }
+
+// The fields of the restart guard's record.
+const (
+	RegistryRun   = "run"
+	RegistryFsync = "fsync"
+	RegistryTTL   = "ttl"
+)
+
+// Probe names the key that a durable confirmation writes before it waits
+// for the master's writes to be durable, for the key prefix prefix.
+func Probe(prefix string) string { return prefix + "{quorumlock}:probe" }
 
 // ReleaseChannel is the pub/sub channel on which a master announces that
 // the lock named key was released (wake on release).

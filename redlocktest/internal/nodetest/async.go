@@ -45,15 +45,15 @@ func awaitResult(t *testing.T, ch <-chan asyncResult, what string) asyncResult {
 	}
 }
 
-// testAsync, for a Node that is a redlock.AsyncNode: EvalPreparedAsync
+// testAsync, for a Node with Abilities.EvalAsync: it
 // completes once, with what EvalPrepared returns (replies, error replies,
 // the EVAL fallback included), also on a frozen master, whose pending
 // calls must complete eventually.
 func (s *suite) testAsync(t *testing.T) {
 	n := s.node(t, 0)
-	a, ok := n.(redlock.AsyncNode)
-	if !ok {
-		t.Skip("the Node is not a redlock.AsyncNode")
+	evalAsync := redlock.AbilitiesOf(n).EvalAsync
+	if evalAsync == nil {
+		t.Skip("the Node has no Abilities.EvalAsync")
 	}
 	call := func(ctx context.Context, src string, keys ...string) <-chan asyncResult {
 		done, ch := asyncCall(t)
@@ -62,7 +62,7 @@ func (s *suite) testAsync(t *testing.T) {
 		for _, k := range keys {
 			args = append(args, k)
 		}
-		a.EvalPreparedAsync(ctx, src, args, done)
+		evalAsync(ctx, src, args, done)
 		return ch
 	}
 	k := key(t)

@@ -27,23 +27,24 @@ func hashOf(src string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// evalers are the script paths the Node has; a Node that is not a
-// PreparedEvaler has only Eval, and the EvalPrepared checks are skipped.
+// evalers are the script paths the Node has; a Node without
+// Abilities.EvalPrepared has only Eval, and the EvalPrepared checks are
+// skipped.
 func (s *suite) evalers(t *testing.T) []evaler {
 	es := []evaler{{name: "Eval", eval: func(ctx context.Context, n redlock.Node, src string, keys []string, args ...any) (any, error) {
 		return n.Eval(ctx, hashOf(src), src, keys, args...)
 	}}}
-	if _, ok := s.node(t, 0).(redlock.PreparedEvaler); !ok {
-		t.Log("the Node is not a redlock.PreparedEvaler: EvalPrepared is not checked")
+	if redlock.AbilitiesOf(s.node(t, 0)).EvalPrepared == nil {
+		t.Log("the Node has no Abilities.EvalPrepared: it is not checked")
 		return es
 	}
 	return append(es, evaler{name: "EvalPrepared", eval: func(ctx context.Context, n redlock.Node, src string, keys []string, args ...any) (any, error) {
-		p, ok := n.(redlock.PreparedEvaler)
-		if !ok {
-			return nil, fmt.Errorf("redlocktest: newNode made a Node that is not a redlock.PreparedEvaler, unlike the first")
+		p := redlock.AbilitiesOf(n).EvalPrepared
+		if p == nil {
+			return nil, fmt.Errorf("redlocktest: newNode made a Node without Abilities.EvalPrepared, unlike the first")
 		}
 		cmdArgs := append([]any{hashOf(src), len(keys)}, anys(keys)...)
-		return p.EvalPrepared(ctx, src, append(cmdArgs, args...))
+		return p(ctx, src, append(cmdArgs, args...))
 	}})
 }
 

@@ -188,11 +188,11 @@ func (k kinds) testReadWrite(t *testing.T) {
 
 // testWake: a waiter in another Locker, whose backoff is an hour, gets the
 // lock when the holder releases it: only the masters' release
-// announcement can wake it. Skipped when the Nodes are not Subscribers.
+// announcement can wake it. Skipped when the Nodes cannot Subscribe.
 func (k kinds) testWake(t *testing.T) {
 	nodes := k.nodes(t)
-	if _, ok := nodes[0].(redlock.Subscriber); !ok {
-		t.Skip("the Nodes are not redlock.Subscribers")
+	if redlock.AbilitiesOf(nodes[0]).Subscribe == nil {
+		t.Skip("the Nodes have no Abilities.Subscribe")
 	}
 	holder := k.locker(t, redlock.Config{})
 	waiter := k.locker(t, redlock.Config{Retry: redlock.RetryFunc(func(int) time.Duration { return time.Hour })})

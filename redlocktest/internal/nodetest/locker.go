@@ -27,10 +27,10 @@ func (s *suite) testLocker(t *testing.T) {
 	for i := range controls {
 		controls[i] = s.control(t, i)
 	}
-	_, wakes := s.node(t, 0).(redlock.Subscriber)
+	wakes := redlock.AbilitiesOf(s.node(t, 0)).Subscribe != nil
 	retry := redlock.RetryFunc(func(int) time.Duration { return time.Hour })
 	if !wakes {
-		t.Log("the Node is not a redlock.Subscriber: the waiter polls")
+		t.Log("the Node has no Abilities.Subscribe: the waiter polls")
 		retry = func(int) time.Duration { return 10 * time.Millisecond }
 	}
 	cfg := redlock.Config{NodeTimeout: 500 * time.Millisecond}

@@ -8,14 +8,14 @@ import (
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
-// testSubscriber checks the redlock.Subscriber ability, when the Node has
+// testSubscriber checks Abilities.Subscribe, when the Node has
 // it: a message published after Subscribe returned arrives; after
 // unsubscribe nothing is sent on the channel any more and the master
 // forgets the subscription; a subscription outlives a restart of the
 // master; Subscribe returns when its context ends.
 func (s *suite) testSubscriber(t *testing.T) {
-	if _, ok := s.node(t, 0).(redlock.Subscriber); !ok {
-		t.Skip("the Node is not a redlock.Subscriber: wake on release falls back to polling")
+	if redlock.AbilitiesOf(s.node(t, 0)).Subscribe == nil {
+		t.Skip("the Node has no Abilities.Subscribe: wake on release falls back to polling")
 	}
 	t.Run("Publish", s.testPublish)
 	t.Run("Unsubscribe", s.testUnsubscribe)
@@ -24,19 +24,22 @@ func (s *suite) testSubscriber(t *testing.T) {
 	t.Run("SurvivesRestart", s.testSubscribeRestart)
 }
 
-func (s *suite) subscriber(t *testing.T, i int) redlock.Subscriber {
+// subscribeFunc is Abilities.Subscribe.
+type subscribeFunc = func(ctx context.Context, channel string, ch chan<- struct{}) (func(), error)
+
+func (s *suite) subscriber(t *testing.T, i int) subscribeFunc {
 	t.Helper()
-	sub, ok := s.node(t, i).(redlock.Subscriber)
-	if !ok {
-		t.Fatal("newNode made a Node that is not a redlock.Subscriber, unlike the first")
+	sub := redlock.AbilitiesOf(s.node(t, i)).Subscribe
+	if sub == nil {
+		t.Fatal("newNode made a Node without Abilities.Subscribe, unlike the first")
 	}
 	return sub
 }
 
 // subscribe subscribes ch to channel; it must succeed.
-func subscribe(t *testing.T, sub redlock.Subscriber, channel string, ch chan<- struct{}) func() {
+func subscribe(t *testing.T, sub subscribeFunc, channel string, ch chan<- struct{}) func() {
 	t.Helper()
-	unsub, err := sub.Subscribe(ctx(t), channel, ch)
+	unsub, err := sub(ctx(t), channel, ch)
 	if err != nil {
 		t.Fatalf("Subscribe(%q): %v", channel, err)
 	}
@@ -111,7 +114,7 @@ func (s *suite) testSubscribeEndedContext(t *testing.T) {
 		err   error
 	)
 	returnsWithin(t, Bound, "Subscribe with a cancelled context", func() {
-		unsub, err = sub.Subscribe(cctx, channel, make(chan struct{}, 1))
+		unsub, err = sub(cctx, channel, make(chan struct{}, 1))
 	})
 	if err == nil {
 		unsub()
@@ -127,11 +130,11 @@ func (s *suite) testSubscribeEndedContext(t *testing.T) {
 // with an error when its context ends.
 func (s *suite) testSubscribeFrozen(t *testing.T) {
 	s.frozen(t, func(n redlock.Node, cctx context.Context) error {
-		sub, ok := n.(redlock.Subscriber)
-		if !ok {
-			return errors.New("not a redlock.Subscriber")
+		sub := redlock.AbilitiesOf(n).Subscribe
+		if sub == nil {
+			return errors.New("no Abilities.Subscribe")
 		}
-		unsub, err := sub.Subscribe(cctx, key(t), make(chan struct{}, 1))
+		unsub, err := sub(cctx, key(t), make(chan struct{}, 1))
 		if err == nil {
 			unsub()
 		}
