@@ -36,19 +36,48 @@ func valkey(t *testing.T) string {
 }
 
 // A master that cannot confirm durability (no AOF; a server without
-// WAITAOF) gives a clear error, never a silent plain grant, and the failed
-// attempt leaves no key.
+// WAITAOF; appendfsync no, under which WAITAOF would confirm writes never
+// fsynced) gives a clear error that matches ErrInvalid (a
+// misconfiguration) and never ErrUnavailable, so that code that runs
+// anyway when Redis is down does not run unlocked for it; never a silent
+// plain grant; and the failed attempt leaves no key. (Before, these read
+// as masters failing: ErrUnavailable.)
 func TestDurableGrantsRefusedWhereUnconfirmable(t *testing.T) {
-	_, nodes := durableCluster(t, 3, redisproc.Options{})
-	l := newLocker(t, asNodes(nodes), redlock.Config{Durability: redlock.Durability{Local: true}})
-	_, err := l.TryLock(t.Context(), "k", 10*time.Second)
-	if !errors.Is(err, redlock.ErrNotDurable) || !errors.Is(err, redlock.ErrNotAcquired) {
-		t.Fatalf("durable grants without AOF: %v, want ErrNotDurable", err)
+	cases := []struct {
+		name string
+		opts redisproc.Options
+		why  string
+	}{
+		{"no AOF", redisproc.Options{}, "appendonly no"},
 	}
-	if !strings.Contains(err.Error(), "WAITAOF") && !strings.Contains(err.Error(), "appendonly") {
-		t.Errorf("the error does not say why: %v", err)
+	if out, _ := exec.Command(redisproc.DefaultBinary(), "--version").Output(); strings.Contains(string(out), "v=7.0") || strings.Contains(string(out), "v=7.1") {
+		cases = append(cases, struct {
+			name string
+			opts redisproc.Options
+			why  string
+		}{"no WAITAOF", redisproc.Options{AppendOnly: true}, "WAITAOF"})
 	}
-	awaitValues(t, nodes, "k", repeat("", 3)...)
+	if bin, err := exec.LookPath("valkey-server"); err == nil {
+		cases = append(cases, struct {
+			name string
+			opts redisproc.Options
+			why  string
+		}{"appendfsync no", redisproc.Options{Binary: bin, Args: []string{"--appendonly", "yes", "--appendfsync", "no"}}, "appendfsync no"})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, nodes := durableCluster(t, 3, c.opts)
+			l := newLocker(t, asNodes(nodes), redlock.Config{Durability: redlock.Durability{Local: true}})
+			_, err := l.TryLock(t.Context(), "k", 10*time.Second)
+			if !errors.Is(err, redlock.ErrNotDurable) || !errors.Is(err, redlock.ErrNotAcquired) || !errors.Is(err, redlock.ErrInvalid) || errors.Is(err, redlock.ErrUnavailable) {
+				t.Fatalf("durable grants (%s): %v, want ErrNotDurable and ErrInvalid, not ErrUnavailable", c.name, err)
+			}
+			if !strings.Contains(err.Error(), c.why) {
+				t.Errorf("the error does not say why (%q): %v", c.why, err)
+			}
+			awaitValues(t, nodes, "k", repeat("", 3)...)
+		})
+	}
 	if _, err := redlock.New([]redlock.Node{fakeNode{}}, redlock.Config{Durability: redlock.Durability{Local: true}}); !errors.Is(err, redlock.ErrInvalid) {
 		t.Errorf("New with a Node that cannot confirm: %v, want ErrInvalid", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,6 +42,12 @@ func TestBadInput(t *testing.T) {
 		{"nil RetryFunc", good, redlock.Config{Retry: redlock.RetryFunc(nil)}},
 		{"typed nil retry", good, redlock.Config{Retry: (*redlock.ExponentialBackoff)(nil)}},
 		{"typed nil clock", good, redlock.Config{Clock: (*clock.Skewed)(nil)}},
+		{"key prefix with a stray '}'", good, redlock.Config{KeyPrefix: "locks}:"}},
+		{"key prefix with an empty hash tag", good, redlock.Config{KeyPrefix: "{}:"}},
+		{"key prefix too long", good, redlock.Config{KeyPrefix: strings.Repeat("p", redlock.MaxKeyLen)}},
+		{"pool node without an address", []redlock.Node{sp[0], pool.New(pool.Config{}), sp[2]}, redlock.Config{}},
+		{"node without identity, guard on", []redlock.Node{fakeNode{}}, redlock.Config{}},
+		{"node without confirmations, durability", []redlock.Node{fakeNode{}}, redlock.Config{RestartGuard: -1, Durability: redlock.Durability{Replicas: 1}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, err := redlock.New(tt.nodes, tt.cfg); !errors.Is(err, redlock.ErrInvalid) {
@@ -51,6 +58,21 @@ func TestBadInput(t *testing.T) {
 	for _, q := range []int{2, 3} {
 		if _, err := redlock.New(good, redlock.Config{Quorum: q}); err != nil {
 			t.Fatalf("quorum %d of 3 rejected: %v", q, err)
+		}
+	}
+	// A Node that cannot report its master's identity is refused only
+	// while the restart guard needs it, and the error says what to do.
+	if _, err := redlock.New([]redlock.Node{fakeNode{}}, redlock.Config{}); err == nil || !strings.Contains(err.Error(), "Abilities.Identity") || !strings.Contains(err.Error(), "RestartGuard < 0") {
+		t.Errorf("New over a Node without identity: %v, want an error naming the ability and the way out", err)
+	}
+	for _, cfg := range []redlock.Config{{RestartGuard: -1}, {FsyncAlways: true}} {
+		if _, err := redlock.New([]redlock.Node{fakeNode{}}, cfg); err != nil {
+			t.Errorf("New over a Node without identity, guard off (%+v): %v", cfg, err)
+		}
+	}
+	for _, prefix := range []string{"locks:", "{locks}:", "{app}x}:"} {
+		if _, err := redlock.New(good, redlock.Config{KeyPrefix: prefix}); err != nil {
+			t.Errorf("key prefix %q refused: %v", prefix, err)
 		}
 	}
 
@@ -86,6 +108,17 @@ func TestBadInput(t *testing.T) {
 		{"Do empty key", func() error { return l.Do(t.Context(), "", time.Second, func(context.Context) error { return nil }) }},
 		{"RLock empty key", func() error { _, err := l.RWMutex("").RLock(t.Context(), time.Second); return err }},
 		{"RW Lock bad ttl", func() error { _, err := l.RWMutex("k").TryLock(t.Context(), 0); return err }},
+		{"key too long", func() error {
+			_, err := l.TryLock(t.Context(), strings.Repeat("k", redlock.MaxKeyLen+1), time.Second)
+			return err
+		}},
+		{"multi-key lock with a key too long", func() error {
+			_, err := l.TryLockMulti(t.Context(), []string{"a", strings.Repeat("k", redlock.MaxKeyLen+1)}, time.Second)
+			return err
+		}},
+		{"Check on a Locker not made by New", func() error { _, err := new(redlock.Locker).Check(t.Context()); return err }},
+		{"TryLock on a Locker not made by New", func() error { _, err := new(redlock.Locker).TryLock(t.Context(), "k", time.Second); return err }},
+		{"Close on a Locker not made by New", func() error { return new(redlock.Locker).Close(t.Context()) }},
 	}
 	for _, c := range calls {
 		if err := c.call(); !errors.Is(err, redlock.ErrInvalid) {

@@ -57,6 +57,32 @@ func TestErrUnavailable(t *testing.T) {
 	await(t, "Check passes once the masters are back", func() bool { _, err := l.Check(t.Context()); return err == nil })
 }
 
+// A Lock whose context ends while masters do not answer (frozen: they
+// accept connections and answer nothing) matches ErrUnavailable, whether
+// the context ended between attempts or in the middle of one. (Before, an
+// attempt cut short by the context had its frozen masters pending, not
+// failed, and the error read as "held" in about half the trials.)
+func TestUnavailableWhenContextEndsMidAttempt(t *testing.T) {
+	servers, nodes := cluster(t, 3)
+	l := newLocker(t, asNodes(nodes), redlock.Config{NodeTimeout: 200 * time.Millisecond})
+	warm(t, l, time.Second)
+	for _, s := range servers[:2] {
+		if err := s.Pause(); err != nil {
+			t.Fatal(err)
+		}
+		defer s.Resume()
+	}
+	for i := range 10 {
+		// Deadlines that fall at every point of the 200ms attempts.
+		ctx, cancel := context.WithTimeout(t.Context(), time.Duration(250+37*i)*time.Millisecond)
+		_, err := l.Lock(ctx, "free", time.Second)
+		cancel()
+		if !errors.Is(err, redlock.ErrUnavailable) || !errors.Is(err, redlock.ErrNotAcquired) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("try %d: Lock with 2 of 3 masters frozen: %v, want ErrUnavailable, ErrNotAcquired and the deadline", i, err)
+		}
+	}
+}
+
 type ctxKey struct{}
 
 // ctxRecorder records each event's context value and the node states.
