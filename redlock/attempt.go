@@ -34,13 +34,13 @@ func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []str
 	return nil, cleaned, qerr
 }
 
-// round is what an attempt and a Resume share: c, a grant of ms, on every
+// round is what an attempt and a Resume share: c, a grant, on every
 // master (once the restart guard is ready for it: prepare), and, when
 // counter is not "", the fencing token written back to the quorum that
-// granted it. It returns the votes, when the round started (validity
+// granted it (for ms). It returns the votes, when the round started (validity
 // counts from there) and the fencing token.
 func (l *Locker) round(ctx context.Context, c *call, counter string, ms int64) (res *quorum.Result, start time.Time, fence int64, err error) {
-	l.prepare(ctx, ms)
+	l.prepare(ctx, c.grant)
 	start = l.clock.Now()
 	res, err = l.fanOut(ctx, c)
 	if err == nil && res.OK() && counter != "" {

@@ -85,7 +85,8 @@ func (lk *Lock) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 	if l.closed.Load() {
 		return l.quorumError(opExtend, lk.key, nil, ErrClosed) // nothing sent
 	}
-	l.prepare(ctx, ms)
+	c := l.extendCall(opExtend, lk.v.extend, lk.keys, lk.token, ms)
+	l.prepare(ctx, c.grant)
 	start := l.clock.Now()
 	lk.mu.Lock()
 	until, ended := lk.until, lk.err
@@ -106,7 +107,6 @@ func (lk *Lock) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 	if caps == nil {
 		return fmt.Errorf("redlock: extend %q: validity passed at %v: %w", lk.key, until, ErrLockLost)
 	}
-	c := l.extendCall(opExtend, lk.v.extend, lk.keys, lk.token, ms)
 	c.then = func(i int, v quorum.Vote) {
 		if v.Err == nil { // it ran on master i: known from now on
 			lk.mu.Lock()

@@ -37,27 +37,32 @@ package redlock
 // registration, and its registration was judged by R2. Either the record
 // still names the old run (M kept its data): the new run counts at once
 // only if both persist every write, when M still holds L. Or the record
-// is gone (M lost its data): each master of S other than M has a record,
-// so a client that reads any of them takes the deployment for a used one,
-// and holds M back until it has been up for the longest TTL recorded,
-// which covers t: L expired by then, on every master. To count a grant of
-// M it needs a quorum, and a quorum that includes M and none of S's other
-// masters' records is one whose other masters lost their data too, or
-// were never reached by any client since the deployment first locked
-// (every client registers every master it reaches).
+// is gone (M lost its data): a client that reads any other master's
+// record takes the deployment for a used one and holds M back until it has
+// been up for the longest TTL it knows (recorded on a master it read, used
+// by itself, or RestartGuard). That covers t as soon as the client read one
+// master that recorded t: every master of S did, and so did every master
+// that answered the client that first used t (a client records a longer
+// TTL on every master that answers it, not on its quorum only). L expired
+// by then, on every master.
 //
-// What the guard leaves to the operator, then: every master a client can
-// reach losing its data within the longest TTL (all restarted at once, or
-// a majority restarted while the others are cut off), or a master that no
-// client reached since the first lock coming back just as the lock's own
-// masters are cut off; nothing then remembers the locks. A TTL longer than
-// any recorded: every client of this library records its TTLs before it
-// counts a grant of them, but a client with the guard off (RestartGuard <
-// 0) records nothing. A master whose appendfsync is changed at run time
-// (CONFIG SET) without a restart keeps the persistence its record says
-// until a client registers it again. With one master (N = 1) nothing else
-// remembers it: a master without a record is taken for a fresh one; set
-// RestartGuard > 0 there.
+// What the guard leaves to the operator, then:
+//
+//   - every master a client can read losing its data within the longest
+//     TTL (all restarted at once, or a majority restarted while the others
+//     are cut off): nothing then remembers the locks, and the deployment
+//     looks fresh;
+//   - a TTL t recorded on none of the masters a client reads: the client
+//     that used t reached, when it first used it, none of them but M (a
+//     partition between the clients at that moment, lasting until M
+//     restarts), or it runs with the guard off (RestartGuard < 0 records
+//     nothing). RestartGuard set to the longest TTL any client uses covers
+//     it;
+//   - a master whose appendfsync is changed at run time (CONFIG SET)
+//     without a restart keeps the persistence its record says until a
+//     client registers it again;
+//   - with one master (N = 1) nothing else remembers it: a master without
+//     a record is taken for a fresh one; set RestartGuard > 0 there.
 //
 // Config.RestartGuard: 0 (the default) is the above; > 0 adds that every
 // master that does not persist every write is held back until it has been
