@@ -45,6 +45,14 @@
 // SIGHUP and SIGQUIT are forwarded to COMMAND's process group; while
 // waiting for the lock they end the wait and COMMAND never runs.
 //
+// Before it exits, run waits for every release it sent to be answered
+// (redlock.Locker.Close): the lock's deletes on the masters that had not
+// answered when the release reached a quorum, and the release of a
+// refused attempt's grants on the masters that granted it. It waits up to
+// 2s or twice --node-timeout, whichever is longer, and never longer than
+// --ttl; a master that has not answered by then (down, or too slow) keeps
+// the key until it expires there.
+//
 // While it holds the lock, run keeps a holder record beside it, the hash
 // "{KEY}:holder" (redlock/layout.Holder): the lock's token, the host, run's
 // pid, COMMAND's name and pid, when the lock was acquired and --note TEXT.

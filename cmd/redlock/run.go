@@ -25,7 +25,8 @@ never outlives the lock: it gets SIGTERM, then SIGKILL after --kill-after,
 when the lock is lost or redlock is killed, and is dead before the lock's
 validity could end without a renewal. When COMMAND ends, what it left
 running is stopped the same way. The lock is released once no process of
-the job is left, whatever COMMAND's status.
+the job is left, whatever COMMAND's status, and redlock exits once every
+master answered the release (waiting 2s, or twice --node-timeout, at most).
 
 Flags:
   -w, --timeout DURATION  give up waiting for the lock after DURATION (30s,
@@ -151,6 +152,11 @@ func cmdRun(args []string, e env) int {
 	if err != nil {
 		return e.usageError("run", err)
 	}
+	// Every release the library sent (an Unlock's deletes on the masters
+	// that had not answered when it returned at the quorum, the release of
+	// a refused attempt's partial grant) reaches its master before run
+	// exits: Close waits for them, before the Nodes close.
+	defer closeLocker(locker, closeWait(c, time.Duration(f.ttl)))
 	key := pos[0]
 	k := keysOf(kf.resolve(fs, e), key)
 	res := runResult{Key: key}
@@ -158,7 +164,7 @@ func cmdRun(args []string, e env) int {
 	switch {
 	case sig != nil:
 		if lk != nil {
-			unlock(c, ms, k, lk)
+			unlock(c, ms, k, locker, lk, time.Duration(f.ttl))
 		}
 		res.Outcome, res.ExitCode = "interrupted", 128+int(sig.(syscall.Signal))
 		return finishRun(e, c, res, fmt.Sprintf("run: %v while waiting for %q", sig, key))
@@ -177,7 +183,7 @@ func cmdRun(args []string, e env) int {
 	}
 	res.Acquired, res.Token, res.Fence = true, lk.Token(), lk.Fence()
 	kp := startKeeper(e, ms, locker.Quorum(), keeperTimeout(c), k, lk.Token(), recordFields(command, f.note))
-	return supervise(e, c, ms, k, kp, lk, command, f, sigs, renewed, res)
+	return supervise(e, c, ms, k, kp, locker, lk, command, f, sigs, renewed, res)
 }
 
 // maxNote is the longest --note.
@@ -255,7 +261,7 @@ func finishRun(e env, c *common, res runResult, msg string) int {
 
 // supervise runs the command under lk and returns redlock's exit status.
 // It releases the lock only once no process of the command's job is left.
-func supervise(e env, c *common, ms masters, k lockKeys, kp *keeper, lk *redlock.Lock, command []string, f runFlags, sigs <-chan os.Signal, renewed renewals, res runResult) int {
+func supervise(e env, c *common, ms masters, k lockKeys, kp *keeper, locker *redlock.Locker, lk *redlock.Lock, command []string, f runFlags, sigs <-chan os.Signal, renewed renewals, res runResult) int {
 	key := lk.Key()
 	extra := []string{"REDLOCK_KEY=" + key, "REDLOCK_TOKEN=" + lk.Token()}
 	if f.fence {
@@ -264,7 +270,7 @@ func supervise(e env, c *common, ms masters, k lockKeys, kp *keeper, lk *redlock
 	j, err := startJob(e, command, extra, f, lk.Until())
 	if err != nil {
 		kp.stop()
-		unlock(c, ms, k, lk)
+		unlock(c, ms, k, locker, lk, time.Duration(f.ttl))
 		res.Outcome, res.ExitCode = "error", exitSoftware
 		return finishRun(e, c, res, fmt.Sprintf("run: starting the command's guardian: %v", err))
 	}
@@ -296,7 +302,7 @@ func supervise(e env, c *common, ms masters, k lockKeys, kp *keeper, lk *redlock
 	gerr := j.end()
 	lockErr := lk.Err() // nil: held until the whole job ended
 	kp.stop()
-	unlock(c, ms, k, lk)
+	unlock(c, ms, k, locker, lk, time.Duration(f.ttl))
 	res.CommandStatus = j.status
 	switch {
 	case j.failed != nil:
@@ -355,12 +361,31 @@ func notify(c chan<- struct{}) {
 	}
 }
 
-// unlock releases lk, whose keys are k. Unlock may return at a quorum;
-// before redlock exits, every master must have got its compare-and-delete,
-// or a slow one would keep the key until its TTL: so it is sent once more to
-// every master, waiting for each (the same token, so it removes nothing
-// else), and deletes the holder record with it.
-func unlock(c *common, ms masters, k lockKeys, lk *redlock.Lock) {
+// unlock releases lk, whose keys are k, on every master before redlock
+// exits. Unlock may return at a quorum, its deletes on the other masters
+// still in flight: Close waits for them (and for any release sent again
+// after a failure), bounded by closeWait, so that a slow master does not
+// keep the key until its TTL. Then a last round, waiting for every master,
+// deletes the holder record with the lock's token (and the lock key, were
+// it still there: the same token, so it removes nothing else).
+func unlock(c *common, ms masters, k lockKeys, locker *redlock.Locker, lk *redlock.Lock, ttl time.Duration) {
 	lk.Unlock(context.Background())
+	closeLocker(locker, closeWait(c, ttl))
 	release(context.Background(), ms, keeperTimeout(c), k, lk.Token(), noPermits)
+}
+
+// closeWait bounds run's wait for the library's releases in flight when
+// it exits: twice keeperTimeout (2s by default), and never beyond the TTL,
+// past which every master dropped the lock on its own.
+func closeWait(c *common, ttl time.Duration) time.Duration {
+	return min(ttl, 2*keeperTimeout(c))
+}
+
+// closeLocker closes locker, waiting up to wait for its releases in
+// flight. A release that has not landed by then (its master down or too
+// slow) is given up: the key expires there at its TTL.
+func closeLocker(locker *redlock.Locker, wait time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	locker.Close(ctx)
 }
