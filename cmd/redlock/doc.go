@@ -203,17 +203,23 @@
 // report each, and a token that holds several of them on a quorum (the
 // keys of one multi-key lock) is said to.
 //
-// A key is lock state only if it has the shape a lock kind writes there: a
+// A key is lock state only if it is what this library writes there: a
 // TTL (every key a lock writes has one; a fencing counter of an older
-// version may not), and a string holding a token (16 to 128 characters of
-// letters, digits and + / = _ . : -; the library's are 26 of base32), a
-// reentrant hash (the field owner and fields h:<hold id> = 1, nothing
-// else), a sorted set of tokens with integer scores, or a counter, as the
-// key's place calls for. Anything else under those names (an application's
-// JSON document under KEY, a user hash, a list, a set, a stream) is "not a
-// lock": inspect names it and what it is, and counts no holder there. The
-// same check (cmd/redlock/shape.lua) runs inside unlock's scripts, so it
-// holds at the moment of the deletion.
+// version may not), and a string holding one of the library's tokens
+// (crypto/rand.Text(): exactly 26 characters of the base32 alphabet A-Z
+// and 2-7; lock tokens, hold ids, writer and waiter ids are all made so),
+// a reentrant hash (the field owner and fields h:<hold id> = 1, nothing
+// else), a sorted set of tokens with integer scores, a counter, or run's
+// holder record (its own fields, nothing else), as the key's place calls
+// for. Anything else under those names (an application's JSON document
+// under KEY, a cached UUID, JWT or URL with a TTL, a user hash, a list, a
+// set, a stream) is "not a lock": inspect names it and what it is, and
+// counts no holder there. So is, by its name, the library's own memory:
+// the restart guard's record (PREFIX{quorumlock}:guard), the durable
+// confirmations' probe (PREFIX{quorumlock}:probe) and a fencing counter
+// (a counter named ...:fence), whatever KEY names them. The same check
+// (cmd/redlock/shape.lua) runs inside unlock's scripts, so it holds at the
+// moment of the deletion.
 //
 // unlock --token TOKEN removes TOKEN's hold on every master with a
 // compare-and-delete: a plain, fenced, fair or multi-key lock's KEY, a
@@ -221,10 +227,11 @@
 // permit. unlock --force deletes KEY, {KEY}:w, {KEY}:r, {KEY}:wq and the
 // semaphore permits whoever holds them, never {KEY}:fence, so fencing
 // tokens keep growing, nor a fair lock's queue, whose registrations expire
-// on their own. Both delete the holder record with the lock, leave alone
-// what is not a lock (and exit 65), and announce the release to waiting
-// clients. Scripts go as EVAL (their full text), so the command computes
-// no SHA-1 and runs under GODEBUG=fips140=only.
+// on their own, nor the restart guard's record. Both delete the holder
+// record with the lock, leave alone what is not a lock (and exit 65), and
+// announce the release to waiting clients. Scripts go as EVAL (their full
+// text), so the command computes no SHA-1 and runs under
+// GODEBUG=fips140=only.
 //
 // # JSON
 //

@@ -24,7 +24,12 @@ func (c *cluster) onAll(t *testing.T, cmd string, args ...any) {
 // value.
 func TestNotALock(t *testing.T) {
 	c := startCluster(t, 3, redisproc.Options{})
-	const tokenLike = "JBSWY3DPEHPK3PXPJBSWY3DPEH"
+	const (
+		tokenLike = "JBSWY3DPEHPK3PXPJBSWY3DPEH" // the library's format
+		uuid      = "550e8400-e29b-41d4-a716-446655440000"
+		jwt       = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI0MiJ9.dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+		url       = "https://cdn.example.com/assets/app-3f9a.js"
+	)
 	for _, tc := range []struct {
 		name, key string
 		setup     [][]any // on every master
@@ -42,6 +47,22 @@ func TestNotALock(t *testing.T) {
 		{"set", "s:1", [][]any{{"SADD", "s:1", "a"}}, "s:1", "", "a set"},
 		{"stream", "st:1", [][]any{{"XADD", "st:1", "*", "f", "v"}}, "st:1", "", "a stream"},
 		{"readers without TTL", "rw:1", [][]any{{"ZADD", "{rw:1}:r", 1, tokenLike}}, "{rw:1}:r", tokenLike, "without a TTL"},
+		// An application's cached values, with a TTL, under a lock's
+		// names: none is a token of the library's format (26 characters
+		// of base32), so none is lock state, wherever it sits.
+		{"UUID with TTL", "cache:u", [][]any{{"SET", "cache:u", uuid, "PX", 60000}}, "cache:u", uuid, "not a lock token"},
+		{"JWT with TTL", "sess:j", [][]any{{"SET", "sess:j", jwt, "PX", 60000}}, "sess:j", jwt, "not a lock token"},
+		{"URL with TTL", "url:1", [][]any{{"SET", "url:1", url, "PX", 60000}}, "url:1", url, "not a lock token"},
+		{"UUID as a writer", "doc:1", [][]any{{"SET", "{doc:1}:w", uuid, "PX", 60000}}, "{doc:1}:w", uuid, "not a lock token"},
+		{"JWT as a permit", "sem:j", [][]any{{"SET", "{sem:j}:permit:0", jwt, "PX", 60000}}, "{sem:j}:permit:0", jwt, "not a lock token"},
+		{"URL as a waiting writer", "doc:2", [][]any{{"SET", "{doc:2}:wq", url, "PX", 60000}}, "{doc:2}:wq", "", "not a lock token"},
+		{"UUIDs as readers", "doc:3", [][]any{{"ZADD", "{doc:3}:r", 1 << 50, uuid}, {"PEXPIRE", "{doc:3}:r", 60000}}, "{doc:3}:r", uuid, "not a lock's"},
+		{"UUID hold ids", "acct:3", [][]any{{"HSET", "acct:3", "owner", "bob", "h:" + uuid, "1"}, {"PEXPIRE", "acct:3", 60000}}, "acct:3", "bob", "fields other than"},
+		{"holder record and more", "acct:4", [][]any{{"HSET", "{acct:4}:holder", "token", tokenLike, "host", "h", "pid", "1", "email", "b@x"}, {"PEXPIRE", "{acct:4}:holder", 60000}},
+			"{acct:4}:holder", tokenLike, "fields other than a holder record's"},
+		{"the restart guard's record, by name", "app:{quorumlock}:guard", [][]any{{"SET", "app:{quorumlock}:guard", tokenLike, "PX", 60000}},
+			"app:{quorumlock}:guard", tokenLike, "the restart guard's record"},
+		{"a fencing counter, by name", "{f:1}:fence", [][]any{{"SET", "{f:1}:fence", "1764385696000000", "PX", 60000}}, "{f:1}:fence", "", "a fencing counter"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, cmd := range tc.setup {

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	_ "embed"
+	"fmt"
 
 	"github.com/quorumlock/quorumlock/pool"
+	"github.com/quorumlock/quorumlock/redlock/layout"
 )
 
 // The scripts redlock runs on the masters. Those that judge whether a key
@@ -21,10 +23,17 @@ var (
 	//go:embed holder.lua
 	holderSrc string
 
-	stateSrc  = shapeSrc + stateBody
-	forceSrc  = shapeSrc + forceBody
-	unlockSrc = shapeSrc + unlockBody
+	stateSrc  = reservedSrc + shapeSrc + stateBody
+	forceSrc  = reservedSrc + shapeSrc + forceBody
+	unlockSrc = reservedSrc + shapeSrc + unlockBody
 )
+
+// reservedSrc names, for shape.lua, the keys that are the library's own
+// memory on a master and never a lock, by the end of their names (the key
+// prefix goes in front): the restart guard's record and the durable
+// confirmations' probe, as redlock/layout names them.
+var reservedSrc = fmt.Sprintf("local RESERVED = {[%q] = %q, [%q] = %q}\n",
+	layout.Registry(""), "the restart guard's record", layout.Probe(""), "the durable confirmations' probe")
 
 // eval runs the script src on n with EVAL, its full text each time: redlock
 // computes no SHA-1 digest (EVALSHA's), which GODEBUG=fips140=only forbids.

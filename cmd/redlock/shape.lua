@@ -19,16 +19,24 @@
 --   'ticket', 'fence'
 --              a counter (a decimal integer); a fencing counter of an
 --              older version may lack a TTL
---   'holder'   redlock run's record: a hash with a token field 'token'
--- Every other key has a TTL. A token is 16 to 128 characters of letters,
--- digits and + / = _ . : - (the library's are 26 of base32). A collection
--- of more than LIMIT elements is read no further: it is no lock.
+--   'holder'   redlock run's record: a hash of its fields (token, host,
+--              pid, command, command_pid, started, note) and no other,
+--              whose token is a token
+-- Every other key has a TTL. A token is what the library writes: a
+-- crypto/rand.Text() string, exactly 26 characters of the base32
+-- alphabet A-Z and 2-7 (lock tokens, hold ids, writer and waiter ids are
+-- all made so); a cached UUID, a JWT, a URL or a session id is not one. A
+-- collection of more than LIMIT elements is read no further: it is no
+-- lock. The keys that are the library's memory, never a lock whatever
+-- they hold, are named so: the restart guard's record and the durable
+-- confirmations' probe (RESERVED, whatever the prefix: scripts.go puts
+-- their names, from redlock/layout, in front of this file), and a
+-- fencing counter (a counter under a name ending in ':fence').
 local LIMIT = 10000
-local TOKEN_MAX = 128
+local TOKEN_LEN = 26
 
 local function tokenlike(v)
-  return type(v) == 'string' and #v >= 16 and #v <= TOKEN_MAX
-    and string.find(v, '[^%w%+/=_%.:%-]') == nil
+  return type(v) == 'string' and #v == TOKEN_LEN and string.find(v, '^[A-Z2-7]+$') ~= nil
 end
 
 local function decimal(v)
@@ -76,10 +84,32 @@ local function tokenZset(key)
   end
 end
 
+local HOLDER_FIELDS = {token = true, host = true, pid = true, command = true,
+  command_pid = true, started = true, note = true}
+
 local function holderHash(key)
-  if redis.call('HLEN', key) > 16 or not tokenlike(redis.call('HGET', key, 'token')) then
+  if redis.call('HLEN', key) > 7 or not tokenlike(redis.call('HGET', key, 'token')) then
     return 'a hash that is not a holder record'
   end
+  for _, f in ipairs(redis.call('HKEYS', key)) do
+    if not HOLDER_FIELDS[f] then
+      return 'a hash with fields other than a holder record\'s'
+    end
+  end
+end
+
+-- reserved says why key, by its name, is none of a lock's keys but the
+-- library's own memory, or returns nil.
+local function reserved(key)
+  for suffix, what in pairs(RESERVED) do
+    if #key >= #suffix and string.sub(key, -#suffix) == suffix then
+      return what .. ', never a lock'
+    end
+  end
+end
+
+local function fenceName(key)
+  return #key > 6 and string.sub(key, -6) == ':fence'
 end
 
 local WANT = {
@@ -89,6 +119,10 @@ local WANT = {
 }
 
 local function shape(role, key)
+  local why = reserved(key)
+  if why then
+    return why
+  end
   local t = redis.call('TYPE', key)['ok']
   local want = WANT[role]
   if role == 'key' and t == 'hash' then
@@ -108,6 +142,8 @@ local function shape(role, key)
     return tokenZset(key)
   elseif role == 'ticket' or role == 'fence' then
     return stringOf(key, 20, decimal, 'a counter')
+  elseif fenceName(key) and not stringOf(key, 20, decimal, 'a counter') then
+    return 'a fencing counter, never a lock'
   end
-  return stringOf(key, TOKEN_MAX, tokenlike, 'a lock token')
+  return stringOf(key, TOKEN_LEN, tokenlike, 'a lock token (26 characters of base32)')
 end

@@ -14,9 +14,12 @@ import (
 
 const unlockUsage = `usage: redlock unlock [flags] KEY (--token TOKEN | --force)
 
-Release KEY on every master. Only lock state is touched: a key that holds
-something no lock writes (no TTL, another shape: an application's data
-under the same name) is left alone and named, and unlock exits 65.
+Release KEY on every master. Only what this library writes is touched: a
+key that holds anything else (no TTL, another shape, a value that is not
+one of the library's 26-character base32 tokens: an application's cached
+UUID, JWT or URL under the same name) is left alone and named, and unlock
+exits 65. The restart guard's record ({quorumlock}:guard) and fencing
+counters are never deleted.
 
   --token TOKEN  remove only TOKEN's hold (compare-and-delete): a plain,
                  fenced, fair or multi-key lock's KEY with that token, a

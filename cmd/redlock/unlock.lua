@@ -5,7 +5,8 @@
 -- holds (all of them: the hash, whose field 'owner' names the owner, goes)
 -- and a reader. What holds the token but has no lock's shape (shape.lua:
 -- no TTL, say) is left alone and named. A holder record (role 'holder')
--- with the token goes too, unlisted.
+-- with the token goes too, unlisted (a hash there with the token that is
+-- no holder record is left alone and named).
 -- KEYS: the keys; ARGV[1] the token (a reentrant lock's owner); ARGV[2]
 -- the release channel; ARGV[i+2] the role of KEYS[i].
 -- Returns {removed, refused}: the kinds of hold removed ('lock',
@@ -29,7 +30,13 @@ for i, key in ipairs(KEYS) do
   local del = function() redis.call('DEL', key) end
   if role == 'holder' then
     if t == 'hash' and redis.call('HGET', key, 'token') == token then
-      del()
+      local why = shape(role, key)
+      if why then
+        table.insert(refused, key)
+        table.insert(refused, why)
+      else
+        del()
+      end
     end
   elseif role == 'readers' then
     if t == 'zset' and redis.call('ZSCORE', key, token) then
