@@ -203,6 +203,17 @@
 // report each, and a token that holds several of them on a quorum (the
 // keys of one multi-key lock) is said to.
 //
+// Beside the lock's state inspect shows each master's restart-guard
+// record (redlock/layout.Registry: PREFIX{quorumlock}:guard, a hash that
+// never expires): the run id a client registered for the master, the
+// persistence recorded for that run ("always" or "other") and the longest
+// TTL any client recorded; and whether that run is the master's running
+// process. A client counts a master's grants only once its record names
+// its running process; one whose record names an earlier run, or that has
+// none while other masters have one, restarted, and clients hold it back
+// until it has been up for the longest TTL recorded (doctor says for how
+// long).
+//
 // A key is lock state only if it is what this library writes there: a
 // TTL (every key a lock writes has one; a fencing counter of an older
 // version may not), and a string holding one of the library's tokens
@@ -282,7 +293,11 @@
 //	     "command": "report.sh", "command_pid": 4250,
 //	     "started": "2026-01-02T03:04:05Z", "note": "…", "ttl_ms": 29000,
 //	     "matches": true},
-//	   "not_lock": [{"key": "report", "reason": "a string without a TTL (…)"}]}],
+//	   "not_lock": [{"key": "report", "reason": "a string without a TTL (…)"}],
+//	   "run_id": "…",
+//	   "guard": {"run": "…", "fsync": "other", "ttl_ms": 30000,
+//	     "registered": true},
+//	   "guard_error": "…"}],
 //	 "holders": [{"kind": "lock|reentrant|writer|reader|permit",
 //	   "token": "…", "permit": 2, "masters": ["r1:6379", "r2:6379"],
 //	   "quorum": true, "record": {…as holder…}, "keys": ["a", "b"]}],
@@ -302,7 +317,11 @@
 // The holder of a fair lock keeps its own registration until it unlocks or
 // stops refreshing it (it expires within 6 node timeouts, 300ms at least),
 // so just after a grant the first waiter may be the holder itself.
-// prefix and permits_not_scanned are absent when empty.
+// prefix and permits_not_scanned are absent when empty. A master's
+// run_id is its running process as the command's connection read it
+// (absent when INFO is refused); guard is its restart-guard record (null
+// when it has none), registered true when the record's run is run_id;
+// guard_error, absent when empty, says why the record could not be read.
 //
 // unlock:
 //

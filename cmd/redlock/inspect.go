@@ -23,7 +23,10 @@ since when, its note); then which holders a quorum of the masters agrees
 on. Keys that hold something no lock writes (no TTL, another shape: an
 application's data under the same name) are named as not a lock, and
 counted as no holder. Several KEYs: one report each, and a token that holds
-several of them (a multi-key lock) is said to.
+several of them (a multi-key lock) is said to. Each master's restart-guard
+record is shown too: the run registered for it (and whether it is the
+running process: if not, the master restarted since), the persistence
+recorded and the longest TTL recorded.
 
 Flags:
   --permits K             a semaphore's number of permits: look at permits 0

@@ -72,7 +72,16 @@ type inspectJSON struct {
 		PermitsNotScanned string `json:"permits_not_scanned"`
 		Holder            *recordJSON
 		NotLock           []struct{ Key, Reason string } `json:"not_lock"`
+		RunID             string                         `json:"run_id"`
+		Guard             *guardJSON
+		GuardError        string `json:"guard_error"`
 	}
+}
+
+type guardJSON struct {
+	Run, Fsync string
+	TTLMs      int64 `json:"ttl_ms"`
+	Registered bool
 }
 
 // inspect runs "redlock inspect --json" with args (KEY and flags) and
@@ -176,5 +185,51 @@ func TestInspectSeesAHolderWithoutQuorum(t *testing.T) {
 	rep := inspect(t, c, "k")
 	if rep.Held || len(rep.Holders) != 1 || rep.Holders[0].Quorum || len(rep.Holders[0].Masters) != 1 {
 		t.Fatalf("a token on one master of three: %+v", rep)
+	}
+}
+
+// TestInspectShowsTheGuardsRecord: beside the lock's state, inspect shows
+// each master's restart-guard record (the run registered, its
+// persistence, the longest TTL) and whether it names the master's running
+// process: a master that restarted empty has none, one whose record names
+// an earlier run is said to have restarted since.
+func TestInspectShowsTheGuardsRecord(t *testing.T) {
+	ctx := context.Background()
+	c := startCluster(t, 3, redisproc.Options{})
+	lk, err := c.locker(t, redlock.Config{KeyPrefix: "app:"}).Lock(ctx, "k", 7*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := inspect(t, c, "--prefix", "app:", "k")
+	if !rep.Held || rep.Holders[0].Token != lk.Token() {
+		t.Fatalf("%+v", rep)
+	}
+	for _, m := range rep.Masters {
+		if g := m.Guard; g == nil || g.Run == "" || g.Run != m.RunID || !g.Registered || g.Fsync != "other" || g.TTLMs != 7000 || m.GuardError != "" {
+			t.Errorf("%s: run id %q, record %+v (%s)", m.Addr, m.RunID, m.Guard, m.GuardError)
+		}
+	}
+	if rep := inspect(t, c, "k"); rep.Masters[0].Guard != nil {
+		t.Errorf("without the prefix: %+v", rep.Masters[0].Guard)
+	}
+	first := rep.Masters[0].Guard.Run
+	restartEmpty(t, c.servers[:1])
+	c.do(t, 1, "HSET", "app:{quorumlock}:guard", "run", first)
+	rep = inspect(t, c, "--prefix", "app:", "k")
+	if m := rep.Masters[0]; m.Guard != nil || m.RunID == "" || m.RunID == first {
+		t.Errorf("restarted empty: run id %q, record %+v", m.RunID, m.Guard)
+	}
+	if m := rep.Masters[1]; m.Guard == nil || m.Guard.Registered || m.Guard.Run != first {
+		t.Errorf("a record naming another run: %+v", m.Guard)
+	}
+	text := redlockRun(t, c.nodes, "inspect", "--prefix", "app:", "k").stdout
+	for _, want := range []string{
+		"restart guard's record: none",
+		"restart guard's record: run " + first + ", not the running process " + rep.Masters[1].RunID + " (restarted since it was registered), fsync other, longest TTL 7s",
+		"restart guard's record: run " + rep.Masters[2].RunID + " (the running process), fsync other, longest TTL 7s",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text, want %q:\n%s", want, text)
+		}
 	}
 }

@@ -69,6 +69,11 @@ func printMaster(e env, s keyState) {
 	if s.Fence != nil {
 		line("fencing counter: %d", *s.Fence)
 	}
+	if s.GuardError != "" {
+		line("restart guard's record: ERROR: %s", s.GuardError)
+	} else {
+		line("restart guard's record: %s", describeGuard(s.Guard, s.RunID))
+	}
 }
 
 // printSummary prints what a quorum agrees on.

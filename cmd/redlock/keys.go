@@ -16,8 +16,9 @@ import (
 // semaphore's permits "{key}:permit:<i>"; the fencing counter is
 // "{key}:fence"; redlock run's holder record "{key}:holder".
 type lockKeys struct {
-	key  string // as the user named it
-	name string // its name on the masters: the prefix and key
+	key    string // as the user named it
+	prefix string // --prefix
+	name   string // its name on the masters: the prefix and key
 	// derivable: the derived keys share the key's hash slot (see
 	// layout.Derivable). When not, the library refuses the key (its
 	// tombstones could not share its slot), and redlock looks at the key
@@ -30,7 +31,7 @@ type lockKeys struct {
 func keysOf(prefix, key string) lockKeys {
 	name := prefix + key
 	rw := layout.RWKeys(name)
-	return lockKeys{key: key, name: name, derivable: layout.Derivable(name),
+	return lockKeys{key: key, prefix: prefix, name: name, derivable: layout.Derivable(name),
 		writer: rw.Writer, readers: rw.Readers, waiting: rw.Waiting,
 		fence: layout.Fence(name), holder: layout.Holder(name), fair: layout.FairKeys(name)}
 }

@@ -40,6 +40,13 @@ type keyState struct {
 	// lock writes (an application's data: no TTL, another shape); none of
 	// it counts as a holder, and unlock leaves it alone.
 	NotLock []notLock `json:"not_lock"`
+	// RunID is the master's running process (INFO's run_id, as this
+	// command's connection read it), "" when unknown.
+	RunID string `json:"run_id,omitempty"`
+	// Guard is the master's restart-guard record (null: none), and
+	// GuardError why it could not be read.
+	Guard      *guardRecord `json:"guard"`
+	GuardError string       `json:"guard_error,omitempty"`
 }
 
 type hold struct {
@@ -93,6 +100,12 @@ func readState(ctx context.Context, n *pool.Node, k lockKeys, K int, timeout tim
 		return fail(err)
 	}
 	s.Addr, s.PermitsNotScanned = n.Addr(), note
+	gctx, gcancel := context.WithTimeout(ctx, timeout)
+	defer gcancel()
+	if s.Guard, err = readGuard(gctx, n, k.prefix); err != nil {
+		s.GuardError = err.Error()
+	}
+	s.RunID = runID(n)
 	return s
 }
 
