@@ -139,8 +139,15 @@
 //	unlock:   0 something was removed on at least one master; 1 nothing was;
 //	          65 a key was left alone because it is not a lock (whatever
 //	          else was removed)
-//	all:      64 bad usage, a bad flag, a missing or malformed node list
-//	          69 fewer than a quorum of the masters answer
+//	all:      64 bad usage, a bad flag, a missing or malformed node list;
+//	          for run also masters the library refuses to use: the
+//	          client's user may not run INFO on more of them than the set
+//	          tolerates, so the restart guard cannot read their processes
+//	          (see doctor; run says so at once instead of waiting)
+//	          69 fewer than a quorum of the masters answer (for run: or can
+//	          grant: masters that restarted are held back by the restart
+//	          guard until they have been up for the longest TTL recorded,
+//	          see doctor)
 //	          70 an unexpected internal failure
 //
 // 75 (EX_TEMPFAIL) lets a scheduler tell "lost the lock, run it again" from
@@ -155,10 +162,38 @@
 // "persistence" (AOF off, or appendfsync not always), "eviction" (a policy
 // other than noeviction: lock keys all have a TTL), "replication" (a
 // replica, or a master with replicas), "clock" (skew beyond the drift
-// allowance ttl*drift-factor + 2ms, from --ttl and --drift-factor), and
+// allowance ttl*drift-factor + 2ms, from --ttl and --drift-factor),
+// "identity" (the client cannot read the master's process: see below) and
 // "unreachable". A setting that cannot be read (CONFIG renamed) is
 // reported as "unknown", from INFO where INFO tells it; unknowns do not
 // fail the check.
+//
+// It says what each master's clients can enforce, through this command's
+// own client (pool.Node, the one run uses):
+//
+//   - identity: whether the master's process (run id, uptime, persistence)
+//     can be read, as pool.Node reads it on every new connection (INFO
+//     server and persistence, CONFIG GET appendfsync). The restart guard
+//     needs it: a master whose INFO is refused (an ACL without +info, or
+//     INFO renamed) has every grant refused by the library (ErrInvalid; run
+//     exits 64), a broken "identity" condition that names the ACL
+//     permission the user lacks. A refused CONFIG GET (+config|get) is
+//     named too: the library then counts the master as not persisting
+//     every write, so its restarts are always guarded.
+//   - the restart guard's record (see inspect) under --prefix (default:
+//     REDLOCK_PREFIX), and the verdict every client reaches on it:
+//     "registered" (it names the running process), "kept every write"
+//     (restarted, with appendfsync always before and since), "held back"
+//     (restarted, or without a record while others have one: its grants do
+//     not count until it has been up for the longest TTL recorded, and
+//     doctor says for how much longer), "up long enough" (restarted long
+//     enough ago: the next client registers it), or "fresh deployment" (no
+//     master has a record). Held back is no broken condition: it passes.
+//   - one line of what the library enforces there: the restart guard
+//     ("applies", or "cannot apply" without the identity), durable
+//     confirmations (Config.Durability{Local}: "yes", or "no" and why: AOF
+//     off, appendfsync no, no WAITAOF before Redis 7.2) and replica
+//     confirmations (WAIT, up to its replicas).
 //
 // It names each master's server (INFO server: Redis, or Valkey by its
 // server_name, with its own version), whether it has WAITAOF (COMMAND
@@ -167,11 +202,13 @@
 //
 //   - "durable by configuration": AOF with appendfsync always; every grant
 //     is on disk before it is acknowledged.
-//   - "durable by WAITAOF": AOF on with a laxer fsync, and WAITAOF: a grant
-//     is durable once WAITAOF confirms it, which the library's durable
-//     grants wait for.
-//   - "restart guard only": no durable persistence (AOF off, or a lax fsync
-//     without WAITAOF): after a restart the master forgot what it granted,
+//   - "durable by WAITAOF": AOF on with appendfsync everysec, and WAITAOF:
+//     a grant is durable once WAITAOF confirms it, which the library's
+//     durable grants wait for.
+//   - "restart guard only": no durable persistence (AOF off, appendfsync
+//     no, whose AOF the server never fsyncs, so that WAITAOF confirms
+//     nothing, or everysec without WAITAOF): after a restart the master
+//     forgot what it granted,
 //     and is safe only while it grants nothing until those locks expired
 //     (the client's restart guard, or a restart delayed by the longest
 //     TTL).
@@ -182,7 +219,9 @@
 //     read.
 //
 // Last, it says how many failed masters the set tolerates and still grants
-// locks (N - quorum) and how many more may fail now (answering - quorum).
+// locks (N - quorum) and how many more may fail now (answering - quorum),
+// and how many masters have a restart-guard record, the longest TTL
+// recorded, and how many are held back now.
 //
 // # inspect and unlock
 //
@@ -269,11 +308,28 @@
 //	   "maxmemory_policy": "noeviction", "clock_skew_ms": -0.1,
 //	   "problems": [{"check": "persistence", "detail": "…"}],
 //	   "unknown": [{"check": "…", "detail": "…"}],
-//	   "guarantee": "durable by configuration", "guarantee_detail": "…"}]}
+//	   "guarantee": "durable by configuration", "guarantee_detail": "…",
+//	   "identity": "read|refused|unknown", "identity_detail": "…",
+//	   "missing_permissions": ["+info"], "run_id": "…", "uptime_s": 86400,
+//	   "guard": {"run": "…", "fsync": "other", "ttl_ms": 30000,
+//	     "registered": true},
+//	   "guard_error": "…",
+//	   "guard_verdict": "registered|kept every write|held back|up long enough|fresh deployment|unknown",
+//	   "guard_held_back_ms": 0, "guard_detail": "…",
+//	   "restart_guard": "applies|cannot apply|unknown",
+//	   "durable_confirmations": "yes|no|unknown", "durable_detail": "…",
+//	   "enforces": "…"}],
+//	 "prefix": "locks:", "guard_records": 3, "guard_longest_ttl_ms": 30000,
+//	 "guard_held_back": 0}
 //
 // Unreadable settings are "unknown", and connected_replicas is -1.
 // guarantees counts the masters per guarantee; more_may_fail is negative
-// when fewer than a quorum answer.
+// when fewer than a quorum answer. run_id (absent when unknown) and
+// uptime_s (-1 when unknown) are the master's running process; guard is
+// its restart-guard record, null when it has none (guard_error, absent when
+// empty, when it could not be read); guard_held_back_ms is how much longer
+// clients hold its grants back (0 unless guard_verdict is "held back");
+// prefix is absent when empty.
 //
 // inspect (one object for one KEY; an array of them for several):
 //

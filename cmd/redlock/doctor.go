@@ -23,27 +23,40 @@ say in plain words which one each master breaks:
     of which have a TTL, or fencing counters);
   - no replication (a failover to an asynchronous replica can lose a lock);
   - a server clock within the drift allowance (ttl*drift-factor + 2ms) of
-    the local clock.
+    the local clock;
+  - a master whose process the client can read (INFO allowed for its user:
+    the restart guard needs it).
 A setting that cannot be read (CONFIG renamed or refused) is "unknown".
 It names each master's server (Redis or Valkey, and its version) and the
 guarantee it gives the locks it grants:
   durable by configuration  AOF with appendfsync always
-  durable by WAITAOF        AOF on, and the server has WAITAOF (Redis 7.2+,
-                            Valkey): grants are durable once WAITAOF
-                            confirms them (the library's durable grants)
-  restart guard only        no durable persistence: after a restart it must
-                            grant nothing until the locks it forgot expired
-                            (the client's restart guard, or a delayed restart)
+  durable by WAITAOF        AOF with appendfsync everysec, and the server has
+                            WAITAOF (Redis 7.2+, Valkey): grants are durable
+                            once WAITAOF confirms them (the library's
+                            durable grants)
+  restart guard only        no durable persistence (AOF off, appendfsync no,
+                            or everysec without WAITAOF): after a restart it
+                            must grant nothing until the locks it forgot
+                            expired (the client's restart guard, or a
+                            delayed restart)
   none                      it may lose a held lock anyway: eviction, a
                             replica, or replicas a failover would promote
 and how many failed masters the set tolerates (N - quorum) and how many
 more may fail now.
+It says, per master, what the library enforces through this command's
+client (pool.Node): whether the master's process (run id, uptime,
+persistence) can be read on every connection, which the restart guard
+needs (an ACL user without +info cannot: every grant of the master is
+refused; the missing permission is named); its restart-guard record
+(registered run, persistence, longest TTL) and whether clients count its
+grants or hold them back after a restart, and for how long; and whether
+durable confirmations (WAITAOF) are available, or why not.
 
 Flags:
   --ttl DURATION          the TTL whose drift allowance the skew is held
                           against (default 30s)
   --drift-factor F        as redlock.Config.DriftFactor (default 0.01)
-` + commonUsage + `
+` + prefixUsage + commonUsage + `
 Exit status: 0 when every master answers and meets every condition; 1 when
 any master breaks one or does not answer; 69 when fewer than a quorum
 answer; 64 for bad usage or a bad node list.
@@ -67,6 +80,15 @@ type doctorReport struct {
 	DriftAllowanceMs float64        `json:"drift_allowance_ms"`
 	OK               bool           `json:"ok"`
 	Masters          []masterHealth `json:"masters"`
+	// Prefix is the key prefix whose restart-guard records were read
+	// (absent when empty). GuardRecords counts the masters that have
+	// one, GuardLongestTTLMs is the longest TTL recorded on any, and
+	// GuardHeldBack counts the masters whose grants clients hold back now
+	// (restarted within the longest TTL).
+	Prefix            string `json:"prefix,omitempty"`
+	GuardRecords      int    `json:"guard_records"`
+	GuardLongestTTLMs int64  `json:"guard_longest_ttl_ms"`
+	GuardHeldBack     int    `json:"guard_held_back"`
 }
 
 // masterHealth is one master's findings. Unknown settings are "unknown".
@@ -94,6 +116,45 @@ type masterHealth struct {
 	// only", "none" or "unknown"; GuaranteeDetail says why.
 	Guarantee       string `json:"guarantee"`
 	GuaranteeDetail string `json:"guarantee_detail"`
+
+	// Identity is whether this command's client (pool.Node, which reads
+	// the master's process on every new connection: INFO server and
+	// persistence, CONFIG GET appendfsync) knows the master's process,
+	// which the restart guard needs: "read", "refused" or "unknown" (no
+	// answer). IdentityDetail says what it read, or why not;
+	// MissingPermissions are the ACL permissions the client's user lacks
+	// for it ("+info", "+config|get").
+	Identity           string   `json:"identity"`
+	IdentityDetail     string   `json:"identity_detail"`
+	MissingPermissions []string `json:"missing_permissions"`
+	RunID              string   `json:"run_id,omitempty"` // the running process
+	UptimeS            int64    `json:"uptime_s"`         // -1: unknown
+	// Guard is the master's restart-guard record (null: none; see
+	// inspect) and GuardError why it could not be read. GuardVerdict is
+	// what every client makes of it: "registered" (it names the running
+	// process), "kept every write" (restarted persisting every write),
+	// "held back" (restarted, or lost its record: its grants do not count
+	// for GuardHeldBackMs more), "up long enough" (restarted, and up for
+	// the longest TTL since), "fresh deployment" (no master has a record)
+	// or "unknown"; GuardDetail says it in words.
+	Guard           *guardRecord `json:"guard"`
+	GuardError      string       `json:"guard_error,omitempty"`
+	GuardVerdict    string       `json:"guard_verdict"`
+	GuardHeldBackMs int64        `json:"guard_held_back_ms"`
+	GuardDetail     string       `json:"guard_detail"`
+	// What the library enforces on the master through this command's
+	// client: RestartGuard "applies", "cannot apply" (the process cannot
+	// be read: the library refuses its grants) or "unknown";
+	// DurableConfirmations, whether it can confirm a grant on the
+	// master's disk (Config.Durability{Local}: WAITAOF on an AOF that is
+	// fsynced), "yes", "no" or "unknown", with DurableDetail saying why;
+	// Enforces, all of it in one line.
+	RestartGuard         string `json:"restart_guard"`
+	DurableConfirmations string `json:"durable_confirmations"`
+	DurableDetail        string `json:"durable_detail"`
+	Enforces             string `json:"enforces"`
+
+	id *redlock.Identity // the master's process as the client read it; nil: unknown
 }
 
 type finding struct {
@@ -109,6 +170,7 @@ func cmdDoctor(args []string, e env) int {
 	driftFactor := redlock.DefaultDriftFactor
 	fs.Var(&ttl, "ttl", "")
 	fs.Float64Var(&driftFactor, "drift-factor", driftFactor, "")
+	kf := addKeyFlags(fs)
 	pos, tail, err := parseArgs(fs, args, 0)
 	if code, ok := handleParse(e, "doctor", doctorUsage, err); !ok {
 		return code
@@ -126,15 +188,29 @@ func cmdDoctor(args []string, e env) int {
 	ms := connect(cfgs)
 	defer ms.Close()
 	allowance := clock.Drift(time.Duration(ttl), driftFactor)
-	rep := doctorReport{Quorum: ms.quorum(), DriftAllowanceMs: ms2(allowance), Masters: make([]masterHealth, len(ms))}
+	prefix := kf.resolve(fs, e)
+	rep := doctorReport{Quorum: ms.quorum(), DriftAllowanceMs: ms2(allowance), Masters: make([]masterHealth, len(ms)), Prefix: prefix}
 	ms.each(context.Background(), time.Duration(c.nodeTimeout), func(ctx context.Context, i int, n *pool.Node) {
-		m := examine(ctx, n, allowance)
+		m := examine(ctx, n, cfgs[i].Username, allowance, prefix)
 		m.Guarantee, m.GuaranteeDetail = guarantee(m)
+		enforcement(&m)
 		rep.Masters[i] = m
 	})
+	for _, m := range rep.Masters {
+		if m.Guard != nil {
+			rep.GuardRecords++
+			rep.GuardLongestTTLMs = max(rep.GuardLongestTTLMs, m.Guard.TTLMs)
+		}
+	}
+	now := time.Now()
 	rep.OK = true
 	rep.Guarantees = map[string]int{}
-	for _, m := range rep.Masters {
+	for i := range rep.Masters {
+		m := &rep.Masters[i]
+		judgeGuard(m, rep.GuardRecords > 0, time.Duration(rep.GuardLongestTTLMs)*time.Millisecond, driftFactor, now)
+		if m.GuardVerdict == verdictHeldBack {
+			rep.GuardHeldBack++
+		}
 		if m.Answers {
 			rep.Answering++
 		}
@@ -158,10 +234,12 @@ func cmdDoctor(args []string, e env) int {
 
 func ms2(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// examine asks one master everything doctor checks.
-func examine(ctx context.Context, n *pool.Node, allowance time.Duration) masterHealth {
+// examine asks one master everything doctor checks; user is the client's
+// ACL user, prefix the key prefix of the restart guard's record.
+func examine(ctx context.Context, n *pool.Node, user string, allowance time.Duration, prefix string) masterHealth {
 	m := masterHealth{Addr: n.Addr(), Server: unknown, Version: unknown, WaitAOF: unknown, Role: unknown, Replicas: -1,
-		AppendOnly: unknown, AppendFsync: unknown, MaxmemoryPolicy: unknown, Problems: []finding{}, Unknown: []finding{}}
+		AppendOnly: unknown, AppendFsync: unknown, MaxmemoryPolicy: unknown, Problems: []finding{}, Unknown: []finding{},
+		Identity: unknown, IdentityDetail: "does not answer", MissingPermissions: []string{}, UptimeS: -1}
 	problem := func(check, format string, args ...any) {
 		m.Problems = append(m.Problems, finding{check, fmt.Sprintf(format, args...)})
 	}
@@ -174,10 +252,9 @@ func examine(ctx context.Context, n *pool.Node, allowance time.Duration) masterH
 	m.Answers, m.RoundTripMs = true, ms2(time.Since(start))
 
 	info := map[string]string{}
-	if reply, err := n.Do(ctx, "INFO"); err == nil {
+	reply, infoErr := n.Do(ctx, "INFO")
+	if infoErr == nil {
 		info = parseInfo(reply)
-	} else {
-		m.Unknown = append(m.Unknown, finding{"info", fmt.Sprintf("INFO refused: %v", err)})
 	}
 	m.Server, m.Version = serverOf(info)
 	m.WaitAOF = waitAOF(ctx, n, m.Server, m.Version)
@@ -187,15 +264,26 @@ func examine(ctx context.Context, n *pool.Node, allowance time.Duration) masterH
 	if v, err := strconv.Atoi(info["connected_slaves"]); err == nil {
 		m.Replicas = v
 	}
-	m.AppendOnly = configGet(ctx, n, "appendonly", func() string {
+	if v, err := strconv.ParseInt(info["uptime_in_seconds"], 10, 64); err == nil {
+		m.UptimeS = v
+	}
+	var configErr error
+	m.AppendOnly, _ = configGet(ctx, n, "appendonly", func() string {
 		return map[string]string{"1": "yes", "0": "no"}[info["aof_enabled"]]
 	})
-	m.AppendFsync = configGet(ctx, n, "appendfsync", func() string { return "" })
-	m.MaxmemoryPolicy = configGet(ctx, n, "maxmemory-policy", func() string { return info["maxmemory_policy"] })
+	m.AppendFsync, configErr = configGet(ctx, n, "appendfsync", func() string { return "" })
+	m.MaxmemoryPolicy, _ = configGet(ctx, n, "maxmemory-policy", func() string { return info["maxmemory_policy"] })
+	readIdentity(&m, n, user, infoErr, configErr)
+	var err error
+	if m.Guard, err = readGuard(ctx, n, prefix); err != nil {
+		m.GuardError = err.Error()
+	}
 
 	switch {
 	case m.AppendOnly == "no":
 		problem("persistence", "AOF is off (appendonly no): after a restart it forgets the locks it granted and can grant them again; set appendonly yes and appendfsync always")
+	case m.AppendFsync == "no":
+		problem("persistence", "appendfsync is no: the server never fsyncs the AOF (the kernel writes it when it likes), so a crash loses any number of acknowledged lock writes; set appendfsync always")
 	case m.AppendFsync != unknown && m.AppendFsync != "always":
 		problem("persistence", "appendfsync is %s, not always: a crash loses the last acknowledged lock writes; set appendfsync always", m.AppendFsync)
 	}
@@ -228,21 +316,22 @@ func examine(ctx context.Context, n *pool.Node, allowance time.Duration) masterH
 	return m
 }
 
-// configGet reads one CONFIG setting; when CONFIG is refused (renamed or
-// disabled) it falls back to fallback (from INFO), and to "unknown".
-func configGet(ctx context.Context, n *pool.Node, name string, fallback func() string) string {
+// configGet reads one CONFIG setting; when CONFIG is refused (renamed,
+// disabled or forbidden by an ACL: err is the refusal) it falls back to
+// fallback (from INFO), and to "unknown".
+func configGet(ctx context.Context, n *pool.Node, name string, fallback func() string) (_ string, err error) {
 	reply, err := n.Do(ctx, "CONFIG", "GET", name)
 	if err == nil {
 		if kv, ok := reply.([]any); ok && len(kv) == 2 {
 			if v, ok := kv[1].([]byte); ok {
-				return string(v)
+				return string(v), nil
 			}
 		}
 	}
 	if v := fallback(); v != "" {
-		return v
+		return v, err
 	}
-	return unknown
+	return unknown, err
 }
 
 // parseInfo reads INFO's "name:value" lines.
@@ -309,7 +398,17 @@ func printDoctor(e env, rep doctorReport) {
 		for _, u := range m.Unknown {
 			fmt.Fprintf(w, "  unknown (%s): %s\n", u.Check, u.Detail)
 		}
+		if m.Identity == "read" {
+			fmt.Fprintf(w, "  identity: %s\n", m.IdentityDetail)
+		}
+		if m.GuardError != "" {
+			fmt.Fprintf(w, "  restart guard's record: ERROR: %s\n", m.GuardError)
+		} else {
+			fmt.Fprintf(w, "  restart guard's record: %s\n", describeGuard(m.Guard, m.RunID))
+		}
+		fmt.Fprintf(w, "  restart guard: %s: %s\n", m.GuardVerdict, m.GuardDetail)
 		fmt.Fprintf(w, "  guarantee: %s: %s\n", m.Guarantee, m.GuaranteeDetail)
+		fmt.Fprintf(w, "  this client (pool.Node) enforces: %s\n", m.Enforces)
 	}
 	fmt.Fprintf(w, "the set tolerates %d failed master(s) of %d (quorum %d); %d answer, so %s\n",
 		rep.Tolerates, len(rep.Masters), rep.Quorum, rep.Answering, moreMayFail(rep.MoreMayFail))
@@ -320,6 +419,17 @@ func printDoctor(e env, rep doctorReport) {
 		}
 	}
 	fmt.Fprintf(w, "guarantees: %s\n", strings.Join(gs, ", "))
+	guard := fmt.Sprintf("restart guard: records on %d of %d masters", rep.GuardRecords, len(rep.Masters))
+	if rep.Prefix != "" {
+		guard += fmt.Sprintf(" (prefix %q)", rep.Prefix)
+	}
+	if rep.GuardRecords > 0 {
+		guard += ", longest TTL recorded " + ttlString(rep.GuardLongestTTLMs)
+	}
+	if rep.GuardHeldBack > 0 {
+		guard += fmt.Sprintf("; %d held back now (restarted: their grants do not count yet)", rep.GuardHeldBack)
+	}
+	fmt.Fprintln(w, guard)
 	if rep.OK {
 		fmt.Fprintf(w, "ok: every master meets Redlock's safety conditions (quorum %d of %d)\n", rep.Quorum, len(rep.Masters))
 	} else {

@@ -1,11 +1,14 @@
 package main_test
 
 import (
+	"context"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redisproc"
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
 type doctorJSON struct {
@@ -13,12 +16,44 @@ type doctorJSON struct {
 	MoreMayFail                  int `json:"more_may_fail"`
 	Guarantees                   map[string]int
 	OK                           bool
-	Masters                      []struct {
-		Addr, Server, Version, Role, Appendonly, Appendfsync, Waitaof, Guarantee string
-		Answers                                                                  bool
-		Policy                                                                   string `json:"maxmemory_policy"`
-		Problems, Unknown                                                        []struct{ Check, Detail string }
+	Prefix                       string
+	GuardRecords                 int   `json:"guard_records"`
+	GuardLongestTTLMs            int64 `json:"guard_longest_ttl_ms"`
+	GuardHeldBack                int   `json:"guard_held_back"`
+	Masters                      []doctorMasterJSON
+}
+
+type doctorMasterJSON struct {
+	Addr, Server, Version, Role, Appendonly, Appendfsync, Waitaof, Guarantee string
+	Answers                                                                  bool
+	Policy                                                                   string `json:"maxmemory_policy"`
+	Problems, Unknown                                                        []struct{ Check, Detail string }
+
+	GuaranteeDetail      string `json:"guarantee_detail"`
+	Identity             string
+	IdentityDetail       string   `json:"identity_detail"`
+	MissingPermissions   []string `json:"missing_permissions"`
+	RunID                string   `json:"run_id"`
+	UptimeS              int64    `json:"uptime_s"`
+	Guard                *guardJSON
+	GuardError           string `json:"guard_error"`
+	GuardVerdict         string `json:"guard_verdict"`
+	GuardHeldBackMs      int64  `json:"guard_held_back_ms"`
+	GuardDetail          string `json:"guard_detail"`
+	RestartGuard         string `json:"restart_guard"`
+	DurableConfirmations string `json:"durable_confirmations"`
+	DurableDetail        string `json:"durable_detail"`
+	Enforces             string
+}
+
+// has reports whether m has a problem of check whose detail holds detail.
+func (m doctorMasterJSON) has(check, detail string) bool {
+	for _, p := range m.Problems {
+		if p.Check == check && strings.Contains(p.Detail, detail) {
+			return true
+		}
 	}
+	return false
 }
 
 // doctor runs "redlock doctor --json" and returns its status and report.
@@ -112,13 +147,129 @@ func TestDoctorNamesTheServerAndItsGuarantee(t *testing.T) {
 	if code != 1 || rep.Tolerates != 1 || rep.Guarantees["durable by WAITAOF"] != 1 || rep.Guarantees["restart guard only"] != 1 || rep.Guarantees["none"] != 1 {
 		t.Fatalf("status %d, %+v", code, rep)
 	}
-	if m := rep.Masters[0]; m.Server != "valkey" || !strings.HasPrefix(m.Version, "8.") || m.Waitaof != "yes" || m.Guarantee != "durable by WAITAOF" {
+	if m := rep.Masters[0]; m.Server != "valkey" || !strings.HasPrefix(m.Version, "8.") || m.Waitaof != "yes" || m.Guarantee != "durable by WAITAOF" ||
+		m.DurableConfirmations != "yes" || !strings.Contains(m.DurableDetail, "appendfsync everysec") {
 		t.Errorf("valkey: %+v", m)
 	}
-	if m := rep.Masters[1]; m.Server != "redis" || !strings.HasPrefix(m.Version, "7.0") || m.Waitaof != "no" || m.Guarantee != "restart guard only" {
+	if m := rep.Masters[1]; m.Server != "redis" || !strings.HasPrefix(m.Version, "7.0") || m.Waitaof != "no" || m.Guarantee != "restart guard only" ||
+		m.DurableConfirmations != "no" || !strings.Contains(m.DurableDetail, "has no WAITAOF") {
 		t.Errorf("redis 7.0: %+v", m)
 	}
 	if m := rep.Masters[2]; m.Role != "slave" || m.Guarantee != "none" {
 		t.Errorf("replica: %+v", m)
+	}
+}
+
+// TestDoctorRatesAppendfsyncNoAsNotDurable: AOF with appendfsync no is
+// never fsynced by the server, so WAITAOF confirms nothing: restart guard
+// only, a persistence problem, and no durable confirmations, on a server
+// with WAITAOF (Valkey) and without (Redis 7.0). (4e95571 rated it
+// durable by WAITAOF on Valkey.)
+func TestDoctorRatesAppendfsyncNoAsNotDurable(t *testing.T) {
+	opts := redisproc.Options{AppendOnly: true, Args: []string{"--appendfsync", "no"}}
+	var nodes []string
+	for _, bin := range []string{"redis-server", "valkey-server"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Logf("no %s on PATH", bin)
+			continue
+		}
+		opts.Binary = bin
+		nodes = append(nodes, startCluster(t, 1, opts).nodes)
+	}
+	code, rep := doctor(t, nil, strings.Join(nodes, ","))
+	if code != 1 || rep.Guarantees["durable by WAITAOF"] != 0 {
+		t.Fatalf("status %d, %+v", code, rep)
+	}
+	for _, m := range rep.Masters {
+		if m.Appendfsync != "no" || m.Guarantee != "restart guard only" || !strings.Contains(m.GuaranteeDetail, "never fsyncs") ||
+			!m.has("persistence", "appendfsync is no") || m.DurableConfirmations != "no" || !strings.Contains(m.DurableDetail, "never fsynced") {
+			t.Errorf("%s (%s): %+v", m.Addr, m.Server, m)
+		}
+	}
+}
+
+// TestDoctorSaysWhatTheClientEnforces: per master, the process this
+// client reads (run id, uptime), the restart guard's record and what
+// clients make of it (registered, or held back after a restart, for how
+// long), and what the library enforces through this command's client.
+func TestDoctorSaysWhatTheClientEnforces(t *testing.T) {
+	c := startCluster(t, 3, redisproc.Options{})
+	lk, err := c.locker(t, redlock.Config{KeyPrefix: "app:"}).Lock(context.Background(), "k", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk.Unlock(context.Background())
+	restartEmpty(t, c.servers[:1])
+	r := redlockRun(t, c.nodes, "doctor", "--json", "--prefix", "app:")
+	var rep doctorJSON
+	decode(t, r.stdout, &rep)
+	if r.code != 1 || rep.Prefix != "app:" || rep.GuardRecords != 2 || rep.GuardLongestTTLMs != 5000 || rep.GuardHeldBack != 1 {
+		t.Fatalf("status %d, %+v", r.code, rep)
+	}
+	for i, m := range rep.Masters {
+		if m.Identity != "read" || m.RunID == "" || m.UptimeS < 0 || len(m.MissingPermissions) != 0 || m.has("identity", "") ||
+			m.RestartGuard != "applies" || m.DurableConfirmations != "no" || !strings.Contains(m.DurableDetail, "AOF is off") ||
+			!strings.Contains(m.Enforces, "restart guard: applies") {
+			t.Errorf("master %d: %+v", i, m)
+		}
+		if i == 0 {
+			if m.Guard != nil || m.GuardVerdict != "held back" || m.GuardHeldBackMs <= 0 || m.GuardHeldBackMs > 7000 || !strings.Contains(m.GuardDetail, "lost its data") {
+				t.Errorf("the restarted master: %+v", m)
+			}
+		} else if g := m.Guard; g == nil || g.Run != m.RunID || !g.Registered || g.TTLMs != 5000 || g.Fsync != "other" || m.GuardVerdict != "registered" || m.GuardHeldBackMs != 0 {
+			t.Errorf("master %d: record %+v, verdict %q", i, g, m.GuardVerdict)
+		}
+	}
+	text := redlockRun(t, c.nodes, "doctor", "--prefix", "app:").stdout
+	for _, want := range []string{
+		"identity: read on every new connection: run id " + rep.Masters[1].RunID,
+		"restart guard's record: none",
+		"restart guard: held back: it has no record while other masters have one",
+		"restart guard's record: run " + rep.Masters[2].RunID + " (the running process), fsync other, longest TTL 5s",
+		"restart guard: registered",
+		"this client (pool.Node) enforces: restart guard: applies",
+		"restart guard: records on 2 of 3 masters (prefix \"app:\"), longest TTL recorded 5s; 1 held back now",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text, want %q:\n%s", want, text)
+		}
+	}
+	if _, rep := doctor(t, c, ""); rep.GuardRecords != 0 || rep.Masters[1].GuardVerdict != "fresh deployment" {
+		t.Errorf("without the prefix: %+v", rep)
+	}
+}
+
+// TestDoctorNamesTheMissingPermission: a user whose ACL lacks INFO cannot
+// let the restart guard read the master's process (doctor fails, naming
+// +info, and the guard cannot apply); one that lacks CONFIG GET counts as
+// not persisting every write (+config|get named, no failure).
+func TestDoctorNamesTheMissingPermission(t *testing.T) {
+	c := startCluster(t, 3, redisproc.Options{})
+	var noinfo, noconf []string
+	for i, s := range c.servers {
+		c.do(t, i, "ACL", "SETUSER", "noinfo", "on", ">pw", "~*", "&*", "+@all", "-info")
+		c.do(t, i, "ACL", "SETUSER", "noconf", "on", ">pw", "~*", "&*", "+@all", "-config|get")
+		noinfo = append(noinfo, "redis://noinfo:pw@"+s.Addr())
+		noconf = append(noconf, "redis://noconf:pw@"+s.Addr())
+	}
+	code, rep := doctor(t, c, strings.Join(noinfo, ","))
+	if code != 1 || rep.OK {
+		t.Fatalf("without INFO: status %d, %+v", code, rep)
+	}
+	for _, m := range rep.Masters {
+		if m.Identity != "refused" || len(m.MissingPermissions) != 1 || m.MissingPermissions[0] != "+info" || !m.has("identity", "lacks +info") ||
+			m.RestartGuard != "cannot apply" || m.RunID != "" || !strings.Contains(m.Enforces, "CANNOT APPLY") {
+			t.Errorf("without INFO: %+v", m)
+		}
+	}
+	if r := redlockRun(t, strings.Join(noinfo, ","), "doctor"); !strings.Contains(r.stdout, "UNSAFE (identity): the master's process cannot be read: the ACL of user noinfo lacks +info (ACL SETUSER noinfo +info)") {
+		t.Errorf("text:\n%s", r.stdout)
+	}
+	code, rep = doctor(t, c, strings.Join(noconf, ","))
+	for _, m := range rep.Masters {
+		if m.Identity != "read" || len(m.MissingPermissions) != 1 || m.MissingPermissions[0] != "+config|get" ||
+			!strings.Contains(m.IdentityDetail, "not persisting every write") || m.has("identity", "") || m.RestartGuard != "applies" {
+			t.Errorf("without CONFIG GET: status %d, %+v", code, m)
+		}
 	}
 }

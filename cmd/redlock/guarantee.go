@@ -46,14 +46,25 @@ func guarantee(m masterHealth) (string, string) {
 		return unknown, "could not read the replication role or the eviction policy"
 	case m.AppendOnly == "yes" && m.AppendFsync == "always":
 		return guaranteeConfig, "AOF with appendfsync always: every grant is on disk before it is acknowledged"
-	case m.AppendOnly == "yes" && m.WaitAOF == "yes":
+	case m.AppendOnly == "yes" && m.AppendFsync == "no":
+		return guaranteeGuard, "AOF with appendfsync no: the server never fsyncs the AOF, so WAITAOF confirms nothing and a crash loses any number of grants; the client's restart guard (or a restart delayed by the longest TTL) keeps it safe" + guardCaveat(m)
+	case m.AppendOnly == "yes" && m.AppendFsync != unknown && m.WaitAOF == "yes":
 		return guaranteeWaitAOF, fmt.Sprintf("AOF with appendfsync %s, and the server has WAITAOF: a grant is durable once WAITAOF confirms it (the library's durable grants)", m.AppendFsync)
 	case m.AppendOnly == unknown || (m.AppendOnly == "yes" && (m.AppendFsync == unknown || m.WaitAOF == unknown)):
 		return unknown, "could not read appendonly, appendfsync or whether the server has WAITAOF"
 	case m.AppendOnly == "yes":
-		return guaranteeGuard, fmt.Sprintf("AOF with appendfsync %s and no WAITAOF (%s %s): a crash loses the last grants; the client's restart guard (or a restart delayed by the longest TTL) keeps it safe", m.AppendFsync, m.Server, m.Version)
+		return guaranteeGuard, fmt.Sprintf("AOF with appendfsync %s and no WAITAOF (%s %s): a crash loses the last grants; the client's restart guard (or a restart delayed by the longest TTL) keeps it safe", m.AppendFsync, m.Server, m.Version) + guardCaveat(m)
 	}
-	return guaranteeGuard, "AOF is off: a restart forgets every grant; the client's restart guard (or a restart delayed by the longest TTL) keeps it safe"
+	return guaranteeGuard, "AOF is off: a restart forgets every grant; the client's restart guard (or a restart delayed by the longest TTL) keeps it safe" + guardCaveat(m)
+}
+
+// guardCaveat says, for a master that only the restart guard keeps safe,
+// that this client cannot apply it (it cannot read the master's process).
+func guardCaveat(m masterHealth) string {
+	if m.Identity != "refused" {
+		return ""
+	}
+	return " (but this client cannot read its process, so the library refuses its grants: see identity)"
 }
 
 // serverOf reads the server's name and version from INFO: Valkey says

@@ -16,6 +16,8 @@ func TestGuarantee(t *testing.T) {
 		{"everysec with WAITAOF", func(m *masterHealth) { m.AppendFsync = "everysec" }, guaranteeWaitAOF},
 		{"everysec without WAITAOF", func(m *masterHealth) { m.AppendFsync, m.WaitAOF = "everysec", "no" }, guaranteeGuard},
 		{"everysec, WAITAOF unknown", func(m *masterHealth) { m.AppendFsync, m.WaitAOF = "everysec", unknown }, unknown},
+		{"fsync no with WAITAOF", func(m *masterHealth) { m.AppendFsync = "no" }, guaranteeGuard},
+		{"fsync unknown with WAITAOF", func(m *masterHealth) { m.AppendFsync = unknown }, unknown},
 		{"AOF off", func(m *masterHealth) { m.AppendOnly, m.WaitAOF = "no", unknown }, guaranteeGuard},
 		{"AOF unknown", func(m *masterHealth) { m.AppendOnly = unknown }, unknown},
 		{"replicas", func(m *masterHealth) { m.Replicas = 2 }, guaranteeNone},

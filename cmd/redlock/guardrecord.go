@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/quorumlock/quorumlock/pool"
 	"github.com/quorumlock/quorumlock/redlock/layout"
@@ -89,6 +88,3 @@ func describeGuard(rec *guardRecord, run string) string {
 	}
 	return fmt.Sprintf("run %s, not the running process %s (restarted since it was registered), fsync %s, longest TTL %s", rec.Run, run, rec.Fsync, ttl)
 }
-
-// ttl is the record's longest TTL.
-func (rec *guardRecord) ttl() time.Duration { return time.Duration(rec.TTLMs) * time.Millisecond }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
 	"github.com/quorumlock/quorumlock/pool"
 )
 
@@ -180,4 +182,41 @@ func setup(ctx context.Context, name string, c *common, e env) (masters, int, bo
 		return nil, e.failf(exitUnavailable, "%s: %v", name, err), false
 	}
 	return ms, 0, true
+}
+
+// identitiesReadable fails when more masters than the set tolerates
+// refuse to say which process they are (INFO refused: an ACL without
+// +info, or INFO renamed). The library's restart guard refuses every grant
+// of such a master (a misconfiguration, ErrInvalid), so no quorum could
+// ever grant the lock; a waiting Lock would wait for nothing until its
+// context ended. A master whose Node has not read its process asks INFO
+// once more, each call under timeout.
+func (ms masters) identitiesReadable(ctx context.Context, timeout time.Duration) error {
+	refusals := make([]error, len(ms))
+	ms.each(ctx, timeout, func(ctx context.Context, i int, n *pool.Node) {
+		if _, err := n.Identity(); err == nil {
+			return
+		}
+		if _, err := n.Do(ctx, "INFO", "server"); err != nil && isReply(err) {
+			refusals[i] = err
+		}
+	})
+	var refused []string
+	for i, err := range refusals {
+		if err != nil {
+			refused = append(refused, fmt.Sprintf("%s: %v", ms[i].Addr(), err))
+		}
+	}
+	if len(refused) <= len(ms)-ms.quorum() {
+		return nil
+	}
+	return fmt.Errorf("%d of %d masters refuse INFO to this client (%s): the restart guard cannot read which process they are, and refuses their grants, so no quorum can grant the lock; let the user run INFO (ACL SETUSER <user> +info; see redlock doctor)",
+		len(refused), len(ms), strings.Join(refused, "; "))
+}
+
+// isReply reports whether err is the master's error reply (the command
+// ran and was refused), not a failure to reach it.
+func isReply(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re)
 }

@@ -45,9 +45,11 @@ Exit status: COMMAND's own when it ended with the lock held throughout
 (128+N when signal N ended it); -E's (default 1) when the lock was not
 acquired, and COMMAND did not run; 75 when the lock was lost, or no renewal
 got through in time, while COMMAND ran, and the job was stopped; 64 for bad
-usage or a bad node list; 69 when fewer than a quorum of masters answer; 70
-when the guardian died (the job was killed); 126/127 when COMMAND cannot be
-run.
+usage, a bad node list, or masters that refuse INFO to the user (the restart
+guard cannot read them: see redlock doctor); 69 when fewer than a quorum of
+masters answer, or can grant (masters that restarted are held back by the
+restart guard for up to the longest TTL); 70 when the guardian died (the job
+was killed); 126/127 when COMMAND cannot be run.
 SIGINT, SIGTERM, SIGHUP and SIGQUIT to redlock are forwarded to COMMAND's
 process group.
 While it holds the lock, redlock keeps a record of who holds it beside the
@@ -160,6 +162,10 @@ func cmdRun(args []string, e env) int {
 	key := pos[0]
 	k := keysOf(kf.resolve(fs, e), key)
 	res := runResult{Key: key}
+	if err := ms.identitiesReadable(context.Background(), keeperTimeout(c)); err != nil {
+		res.Outcome, res.ExitCode = "error", exitUsage
+		return finishRun(e, c, res, "run: "+err.Error())
+	}
 	lk, sig, err := acquire(locker, key, f, waitSet, sigs)
 	switch {
 	case sig != nil:

@@ -190,3 +190,25 @@ func TestRunForwardsSignals(t *testing.T) {
 	}
 	lk.Unlock(context.Background())
 }
+
+// TestRunFailsAtOnceWithoutINFO: the client's user may not run INFO on
+// any master, so the restart guard cannot read which process they are and
+// the library refuses every grant (a misconfiguration): run, even waiting
+// without a limit, exits 64 at once, naming the permission, and its
+// command never runs.
+func TestRunFailsAtOnceWithoutINFO(t *testing.T) {
+	c := startCluster(t, 3, redisproc.Options{})
+	var nodes []string
+	for i, s := range c.servers {
+		c.do(t, i, "ACL", "SETUSER", "noinfo", "on", ">pw", "~*", "&*", "+@all", "-info")
+		nodes = append(nodes, "redis://noinfo:pw@"+s.Addr())
+	}
+	ran := filepath.Join(t.TempDir(), "ran")
+	r := redlockRun(t, strings.Join(nodes, ","), "run", "job", "--", "touch", ran)
+	if r.code != 64 || !strings.Contains(r.stderr, "+info") || strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("status %d, stderr %q; want 64 and the permission named in one line", r.code, r.stderr)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("the command ran")
+	}
+}
