@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"time"
@@ -46,7 +47,8 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key string, ttl time.D
 	if err := w.start(ctx); err != nil {
 		return nil, l.quorumError(opLock, key, nil, err)
 	}
-	var token string // the last attempt's
+	var token string          // the last attempt's
+	var answered *QuorumError // the error of the last attempt some master answered
 	attempts = l.attempts(ctx, w, retry, func(int) bool {
 		if cerr := ctx.Err(); cerr != nil { // send nothing; err stays the last attempt's
 			if err == nil {
@@ -60,6 +62,9 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key string, ttl time.D
 		if err == nil {
 			return true
 		}
+		if qerr, ok := err.(*QuorumError); ok && qerr.Granted+qerr.Refused+qerr.Failed > 0 {
+			answered = qerr
+		}
 		if retry {
 			l.awaitCleanup(ctx, cleaned)
 		}
@@ -71,6 +76,12 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key string, ttl time.D
 	}
 	if token != "" { // some attempt went out
 		l.giveUp(ctx, v, rkey, keys, token, ttl)
+	}
+	if qerr, ok := err.(*QuorumError); ok && qerr.Granted+qerr.Refused+qerr.Failed == 0 && answered != nil {
+		// The last attempt was cut short before any master answered: the
+		// one before tells more (who refused, who failed, and why).
+		answered.Cause, answered.Pending = cmp.Or(qerr.Cause, answered.Cause), 0
+		err = answered
 	}
 	if qerr, ok := err.(*QuorumError); ok && retry && qerr.Cause == nil {
 		qerr.Cause = ctx.Err()

@@ -76,6 +76,7 @@ func TestNoGoroutineLeakWithFrozenNode(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), processWaiter)
 	servers, nodes := cluster(t, 3)
 	l := newLocker(t, asNodes(nodes), redlock.Config{NodeTimeout: 250 * time.Millisecond})
+	warm(t, l, nodes, 5*time.Second) // with every master up: a fresh deployment with one down waits the TTL at its first lock
 	if err := servers[2].Pause(); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestOnNodeErrorReportsFrozenNode(t *testing.T) {
 			seen[op+" "+addr]++
 		},
 	})
-	warm(t, l, 5*time.Second) // the restart guard reads the records with every master up
+	warm(t, l, nodes, 5*time.Second) // the restart guard reads the records with every master up
 	if err := servers[2].Pause(); err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +136,10 @@ func TestOnNodeErrorReportsFrozenNode(t *testing.T) {
 	await(t, "lock and unlock errors reported for the frozen master", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return seen["lock "+frozen] == 1 && seen["unlock "+frozen] == 1 && len(seen) == 2
+		// The unlock's release is sent again after it failed, and may fail
+		// again (retry.go); the restart guard's reads, if a round ran while
+		// the master was frozen, are reported too.
+		delete(seen, "guard "+frozen)
+		return seen["lock "+frozen] == 1 && seen["unlock "+frozen] >= 1 && len(seen) == 2
 	})
 }

@@ -25,7 +25,8 @@ package redlock
 //      lost no grant that may still be valid: the record already names it;
 //      or the master restarted with every write kept (the record's run
 //      and the current one both persist every write); or no master it
-//      read has a record, nor had one when this Locker read it before (a
+//      read has a record, nor had one when this Locker read it before, and
+//      it read at least N-Q+1 of the other masters, for a quorum Q (a
 //      fresh deployment); or the master has been up for the longest TTL
 //      recorded (or used by this Locker, or RestartGuard) since it
 //      started. Until then its grants do not count (ErrRestarted).
@@ -37,14 +38,19 @@ package redlock
 // registration, and its registration was judged by R2. Either the record
 // still names the old run (M kept its data): the new run counts at once
 // only if both persist every write, when M still holds L. Or the record
-// is gone (M lost its data): a client that reads any other master's
-// record takes the deployment for a used one and holds M back until it has
-// been up for the longest TTL it knows (recorded on a master it read, used
-// by itself, or RestartGuard). That covers t as soon as the client read one
-// master that recorded t: every master of S did, and so did every master
-// that answered the client that first used t (a client records a longer
-// TTL on every master that answers it, not on its quorum only). L expired
-// by then, on every master.
+// is gone (M lost its data). The client cannot have taken the deployment
+// for a fresh one: S has Q-1 masters besides M, all with records, and
+// N-Q+1 of the N-1 others include one of them (unless it lost its data
+// too). So it holds M back until M has been up for the longest TTL it
+// knows (recorded on a master it read, used by itself, or RestartGuard).
+// That covers t as soon as the client read one master that recorded t:
+// every master of S did, and so did every master that answered the client
+// that first used t (a client records a longer TTL on every master that
+// answers it, not on its quorum only). L expired by then, on every master.
+// A client that reads too few masters to tell a fresh deployment from a
+// used one holds a master without a record back the same way: a fresh
+// deployment with a master down at its first lock waits, once, for the
+// longest TTL it uses from the masters' start.
 //
 // What the guard leaves to the operator, then:
 //
@@ -101,7 +107,8 @@ type guardState struct {
 	on      bool
 	strict  time.Duration // > 0: guard every master up for less, whatever the records say
 	key     string        // the record's name on every master (layout.Registry)
-	longest atomic.Int64  // ms: the longest TTL this Locker used or any record held
+	longest atomic.Int64  // ms: the longest TTL this Locker used, uses now, or any record held: what it records
+	known   atomic.Int64  // ms: the longest TTL of a grant this Locker sent before, or any record held
 	used    atomic.Bool   // some master had a record: the deployment was used
 
 	mu      sync.Mutex
@@ -148,10 +155,12 @@ func (m *master) judge(c *call, v quorum.Vote) (_ quorum.Vote, stale bool) {
 	switch {
 	case err != nil:
 		return quorum.Vote{Err: fmt.Errorf("%w: %w", errUnchecked, err)}, false
-	case vd == nil || vd.run != id.RunID || vd.recorded < c.grant:
+	case vd == nil || vd.run != id.RunID:
 		return v, true
 	case c.acquire && time.Now().Before(vd.countFrom):
 		return quorum.Vote{Err: fmt.Errorf("%w: up since %v, grants count from %v", ErrRestarted, id.Started.Round(time.Second), vd.countFrom.Round(time.Second))}, false
+	case vd.recorded < c.grant:
+		return v, true
 	}
 	return v, false
 }
@@ -218,7 +227,7 @@ func (m *master) checkAlone(ctx context.Context, ms int64) {
 	if err != nil || (rec == nil && !g.used.Load()) {
 		return // a misconfiguration, or a question for the whole round
 	}
-	vd := g.decide(rec, id, l.driftFactor)
+	vd := g.decide(rec, id, false, l.driftFactor)
 	m.verdict.Store(vd)
 	if want := max(g.longest.Load(), ms); !time.Now().Before(vd.countFrom) && vd.recorded < want {
 		recs := make([]*record, len(l.masters))
@@ -234,18 +243,18 @@ const (
 	ready    readiness = iota // they count now
 	heldBack                  // held back until a time: no round can change that before
 	stale                     // a round may change it: its process or record is not checked
+	silent                    // its process is unknown (no answer yet): a round may not help
 )
 
 // readiness tells whether m's grants of ms count now, as judge would see
 // them, or what keeps them from counting.
 func (m *master) readiness(ms int64) readiness {
 	vd := m.verdict.Load()
-	if vd == nil {
-		return stale
-	}
 	id, err := m.ab.Identity()
 	switch {
-	case err != nil || id.RunID != vd.run || vd.err != nil:
+	case err != nil && vd == nil:
+		return silent
+	case vd == nil || err != nil || id.RunID != vd.run || vd.err != nil:
 		return stale
 	case time.Now().Before(vd.countFrom):
 		return heldBack
@@ -266,20 +275,30 @@ func (l *Locker) prepare(ctx context.Context, ms int64) {
 	if !g.on {
 		return
 	}
-	g.raise(ms)
-	usable, stales := 0, 0
+	raise(&g.longest, ms)
+	defer raise(&g.known, ms) // sent from now on
+	usable, stales, silents := 0, 0, 0
 	for _, m := range l.masters {
 		switch m.readiness(ms) {
 		case ready:
 			usable++
 		case stale:
 			stales++
+		case silent:
+			silents++
 		}
 	}
-	if stales == 0 {
+	if stales+silents == 0 {
 		return
 	}
-	if usable >= l.quorum {
+	g.mu.Lock()
+	never := g.last.IsZero() // no round has ended yet: one in flight is the first
+	g.mu.Unlock()
+	if usable >= l.quorum || (stales == 0 && !never) {
+		// Enough count now, or only masters that never answered are left
+		// (down, or cut off) and a round read the others before: a round
+		// in the background, at most every guardMinSpacing, learns of them
+		// once they answer.
 		l.guardRound(ctx, false)
 		return
 	}
@@ -369,7 +388,7 @@ func (l *Locker) syncRecords(ctx context.Context) {
 			m.verdict.Store(&verdict{err: fmt.Errorf("%w: master %s: %w; the restart guard cannot apply to it: let the client's user run INFO (and CONFIG GET), or turn the guard off (Config.RestartGuard < 0, or Config.FsyncAlways for masters that persist every write)", ErrInvalid, m.addr(), err)})
 			continue
 		}
-		vd := g.decide(recs[i], id, l.driftFactor)
+		vd := g.decide(recs[i], id, l.freshDeployment(res, i), l.driftFactor)
 		m.verdict.Store(vd)
 		if !time.Now().Before(vd.countFrom) && vd.recorded < want {
 			writes = append(writes, i)
@@ -407,26 +426,57 @@ func (l *Locker) readRecords(ctx context.Context) *quorum.Result {
 	return res
 }
 
+// freshDeployment reports whether the read res (of every master) may take
+// the deployment for a fresh one when deciding on master i: no master had
+// a record (nor did one when this Locker read before), and at least N-Q+1
+// of the other masters answered, so that they include one master of any
+// quorum that holds a lock with i (see R2). With one master nothing else
+// can tell: it is taken for fresh.
+func (l *Locker) freshDeployment(res *quorum.Result, i int) bool {
+	if l.guard.used.Load() {
+		return false
+	}
+	n := len(l.masters)
+	others := 0
+	for j, v := range res.Votes {
+		if j != i && res.Answered[j] && v.Err == nil {
+			others++
+		}
+	}
+	return n == 1 || others >= n-l.quorum+1
+}
+
 // noteRecord learns from a master's record that the deployment was used,
 // and the longest TTL it holds.
 func (g *guardState) noteRecord(rec *record) {
 	g.used.Store(true)
-	g.raise(rec.ttl)
+	raise(&g.longest, rec.ttl)
+	raise(&g.known, rec.ttl)
 }
 
-// raise makes ms the longest TTL known, if it is longer.
-func (g *guardState) raise(ms int64) {
-	for cur := g.longest.Load(); ms > cur && !g.longest.CompareAndSwap(cur, ms); cur = g.longest.Load() {
+// raise makes ms the longest TTL in to, if it is longer.
+func raise(to *atomic.Int64, ms int64) {
+	for cur := to.Load(); ms > cur && !to.CompareAndSwap(cur, ms); cur = to.Load() {
 	}
 }
 
 // decide is the verdict on the master process id, whose record is rec
-// (nil: none), once every master that answered was read (R2).
-func (g *guardState) decide(rec *record, id Identity, driftFactor float64) *verdict {
+// (nil: none), once every master that answered was read (R2); fresh
+// reports whether enough of the others answered, all without a record, to
+// take the deployment for a fresh one.
+func (g *guardState) decide(rec *record, id Identity, fresh bool, driftFactor float64) *verdict {
 	vd := &verdict{run: id.RunID}
 	always := id.PersistsEveryWrite()
+	// A master that may have lost grants is held back until the longest
+	// of them expired: the TTLs recorded, and those this Locker sent
+	// before (the grant at hand is recorded before it counts). When too
+	// few answered to tell whether the deployment was used, the TTLs
+	// recorded elsewhere are unknown: the longest this Locker uses stands
+	// in for them.
+	known := time.Duration(g.known.Load()) * time.Millisecond
+	held := id.Started.Add(known + clock.Drift(known, driftFactor))
 	longest := time.Duration(g.longest.Load()) * time.Millisecond
-	held := id.Started.Add(longest + clock.Drift(longest, driftFactor))
+	undecided := id.Started.Add(longest + clock.Drift(longest, driftFactor))
 	switch {
 	case rec != nil && rec.run == id.RunID:
 		vd.recorded = rec.ttl // registered: it lost nothing since
@@ -434,8 +484,10 @@ func (g *guardState) decide(rec *record, id Identity, driftFactor float64) *verd
 		// restarted, with every write kept
 	case rec != nil || g.used.Load():
 		vd.countFrom = held // restarted (the record left), or lost its record
-	default:
+	case fresh:
 		// a fresh deployment: no master that answered was ever used
+	default:
+		vd.countFrom = undecided // too few answered to tell
 	}
 	if g.strict > 0 && !always {
 		if from := id.Started.Add(g.strict); from.After(vd.countFrom) {

@@ -295,11 +295,27 @@ func (f *fake) value(key string) string {
 	return e.value
 }
 
-// warm takes and releases a lock of ttl with l, so that its restart guard
-// has read and written the masters' records for ttl: a test about what
-// a fault does to a lock then sees no record traffic.
-func warm(t *testing.T, l *redlock.Locker, ttl time.Duration) {
+// connect makes every node connect to its master (a PING each, without
+// the node timeout's bound), so that a test whose Locker has a short node
+// timeout does not meet a connection still being set up on a loaded
+// machine.
+func connect(t *testing.T, nodes []*pool.Node) {
 	t.Helper()
+	for _, n := range nodes {
+		if _, err := n.Do(t.Context(), "PING"); err != nil {
+			t.Fatalf("PING %s: %v", n.Addr(), err)
+		}
+	}
+}
+
+// warm connects every node and takes and releases a lock of ttl with l,
+// so that its restart guard has read and written the masters' records for
+// ttl, and waits until every master released it (no call of the warm-up
+// is in flight then): a test about what a fault does to a lock then sees
+// nothing of the warm-up.
+func warm(t *testing.T, l *redlock.Locker, nodes []*pool.Node, ttl time.Duration) {
+	t.Helper()
+	connect(t, nodes)
 	lk, err := l.TryLock(t.Context(), "warm-up", ttl)
 	if err != nil {
 		t.Fatalf("warm-up lock: %v", err)
@@ -307,4 +323,5 @@ func warm(t *testing.T, l *redlock.Locker, ttl time.Duration) {
 	if err := lk.Unlock(t.Context()); err != nil {
 		t.Fatalf("warm-up unlock: %v", err)
 	}
+	awaitValues(t, nodes, "warm-up", repeat("", len(nodes))...)
 }

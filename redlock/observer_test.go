@@ -291,7 +291,7 @@ func TestObserverNodeError(t *testing.T) {
 			legacy[op+" "+addr]++
 		},
 	})
-	warm(t, l, 5*time.Second) // the restart guard reads the records with every master up
+	warm(t, l, nodes, 5*time.Second) // the restart guard reads the records with every master up
 	if err := servers[2].Pause(); err != nil {
 		t.Fatal(err)
 	}
@@ -304,15 +304,26 @@ func TestObserverNodeError(t *testing.T) {
 		t.Fatal(err)
 	}
 	frozen := servers[2].Addr()
+	// Besides: the restart guard's reads of the records ("guard"), when
+	// a round runs while the master is frozen.
+	lockErrs := func() []redlock.NodeErrorEvent {
+		var out []redlock.NodeErrorEvent
+		for _, e := range rec.nodeErrs {
+			if e.Op != "guard" {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
 	await(t, "lock and unlock errors told for the frozen master", func() bool {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
-		return len(rec.nodeErrs) == 2
+		return len(lockErrs()) >= 2 // the unlock's release is sent again, and may fail again
 	})
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	ops := map[string]bool{}
-	for _, e := range rec.nodeErrs {
+	for _, e := range lockErrs() {
 		if e.Addr != frozen || e.Err == nil {
 			t.Errorf("NodeError %+v, want the frozen master %s with an error", e, frozen)
 		}
@@ -323,7 +334,8 @@ func TestObserverNodeError(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if legacy["lock "+frozen] != 1 || legacy["unlock "+frozen] != 1 || len(legacy) != 2 {
+	delete(legacy, "guard "+frozen)
+	if legacy["lock "+frozen] != 1 || legacy["unlock "+frozen] < 1 || len(legacy) != 2 {
 		t.Errorf("OnNodeError saw %v, want one lock and one unlock error of %s", legacy, frozen)
 	}
 }

@@ -65,7 +65,7 @@ func TestErrUnavailable(t *testing.T) {
 func TestUnavailableWhenContextEndsMidAttempt(t *testing.T) {
 	servers, nodes := cluster(t, 3)
 	l := newLocker(t, asNodes(nodes), redlock.Config{NodeTimeout: 200 * time.Millisecond})
-	warm(t, l, time.Second)
+	warm(t, l, nodes, time.Second)
 	for _, s := range servers[:2] {
 		if err := s.Pause(); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@
 package redisproc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -330,8 +331,29 @@ func (s *Server) Stop() error {
 // Pause freezes the process with SIGSTOP: it still accepts TCP connections
 // (the kernel completes the handshake) but answers nothing.
 func (s *Server) Pause() error {
-	_, err := s.signal(syscall.SIGSTOP)
-	return err
+	if _, err := s.signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	s.awaitStopped()
+	return nil
+}
+
+// awaitStopped waits, for up to a second, until the process is stopped:
+// SIGSTOP is delivered asynchronously, and a command sent right after
+// Pause returned must not be answered. Where /proc is missing it returns
+// at once.
+func (s *Server) awaitStopped() {
+	stat := filepath.Join("/proc", strconv.Itoa(s.PID()), "stat")
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			return
+		}
+		// The state follows the command name, which is in parentheses.
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't') {
+			return
+		}
+	}
 }
 
 // Resume undoes Pause with SIGCONT.
