@@ -22,7 +22,17 @@
 //   - arguments formatted as redigo (and so *pool.Node) formats them, an
 //     error reply's message as the master sent it, the argument list of a
 //     prepared script call taken apart, and a client made lazily, so that a
-//     Node can be built while its master is down.
+//     Node can be built while its master is down;
+//   - a whole Node over a rueidis or valkey-go client (ClientNode, made by
+//     NewClientNode over the caller's client or by OpenClientNode with a
+//     client of its own): generic over the library's types, which Go
+//     infers, so that the two adapters share every line but their
+//     pub/sub hooks. OpenClientNode reads the master's identity on every
+//     connection its client dials, before the client uses it (AUTH and
+//     IdentityCommands over the raw connection, a Sentinel's connections
+//     left alone), and confirms durable grants on a dedicated connection
+//     (Durables); a Node over the caller's client cannot see its
+//     connections, and says so in its Abilities.
 //
 // The order in which a Node delivers its commands does not matter to the
 // locks' safety: a release that overtakes its acquire leaves a tombstone
