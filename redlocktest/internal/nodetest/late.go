@@ -108,7 +108,7 @@ func (s *suite) testLateAcquire(t *testing.T) {
 					t.Fatalf("PING %s: %v", n.Addr(), err)
 				}
 			}
-			l, err := redlock.New(nodes, redlock.Config{NodeTimeout: 100 * time.Millisecond})
+			l, err := redlock.New(nodes, s.config(redlock.Config{NodeTimeout: 100 * time.Millisecond}))
 			if err != nil {
 				t.Fatal(err)
 			}

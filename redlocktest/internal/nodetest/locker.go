@@ -33,7 +33,7 @@ func (s *suite) testLocker(t *testing.T) {
 		t.Log("the Node has no Abilities.Subscribe: the waiter polls")
 		retry = func(int) time.Duration { return 10 * time.Millisecond }
 	}
-	cfg := redlock.Config{NodeTimeout: 500 * time.Millisecond}
+	cfg := s.config(redlock.Config{NodeTimeout: 500 * time.Millisecond})
 	holder, err := redlock.New(nodes(), cfg)
 	if err != nil {
 		t.Fatal(err)
