@@ -23,12 +23,37 @@
 //	}
 //	locker, err := redlock.New(nodes, redlock.Config{})
 //
-// New takes a client made by the caller instead, to share it with other
-// code.
-//
 // Each Node is one master of the quorum: a client of one Redis server, a
 // Sentinel client, or a cluster client (the whole cluster is one master; a
 // lock's keys share the {key} hash tag, so each script runs in one slot).
+//
+// The Node is a nodeutil.ClientNode, which the valkeygo adapter's Node is
+// made of too: the package holds the constructors and the pub/sub hooks,
+// nodeutil the rest.
+//
+// # What each constructor can guarantee
+//
+// Open (the way to make a Node) reads the master's identity (INFO: run id,
+// uptime, persistence) on every connection its client dials, before
+// rueidis uses it: the Node knows the master process behind every reply it
+// returns, which the restart guard (on by default) needs, and it confirms
+// durable grants (Config.Durability) on a dedicated connection, failing a
+// confirmation made by another master process than the grant's. Its
+// Abilities are EvalPrepared, Subscribe, Identity and Confirm: all a Locker
+// asks for. It checks the options (below). A Sentinel client's connections
+// to the Sentinels are not read. A Redis Cluster is many master processes:
+// over one, Identity says so and Confirm fails, so the guard refuses its
+// grants (turn it off with Config.RestartGuard < 0); over several seed
+// addresses neither is among the Abilities, and redlock.New refuses the
+// Node unless the guard is off.
+//
+// New takes a client that the caller made and shares: the Node cannot see
+// its connections, nor read its options. Its Abilities are EvalPrepared
+// and Subscribe: redlock.New refuses it while the restart guard is on (the
+// default) and with Config.Durability, and Node.Identity says to use Open.
+// Use New only over masters whose restarts lose no lock
+// (appendfsync always, declared with Config.FsyncAlways) or are kept down
+// for the longest TTL (Config.RestartGuard < 0).
 //
 // # Client options: ConnLifetime must stay 0
 //
@@ -39,11 +64,12 @@
 // switched off per command: with ClientOption.ConnLifetime set, rueidis
 // retires a connection when its lifetime ends, and if the master has not
 // answered within a second it sends the commands that were in flight on it
-// once more, so a lock script can run twice. Open refuses such options;
-// the options of a rueidis.Client cannot be read back, so New cannot
-// refuse such a client: leave ConnLifetime at 0. Set DisableRetry to true
-// as well (Open does), so that the rest of the client's traffic is not
-// resent either.
+// once more, so a lock script can run twice. Open refuses such options,
+// and ReplicaOnly and SendToReplicas, which would send lock commands to a
+// replica; the options of a rueidis.Client cannot be read back, so New
+// cannot refuse such a client: leave ConnLifetime at 0. Set DisableRetry
+// to true as well (Open does), so that the rest of the client's traffic is
+// not resent either.
 //
 // # Safety
 //
@@ -51,23 +77,27 @@
 // (Sentinel, a Cluster's replicas, a managed service's failover) can lose a
 // lock that was granted just before the failover: the replica may not have
 // received the write. For the algorithm that is exactly a master restarted
-// without persistence. Count such a master as one that may forget, and keep
-// the quorum's safety by the usual rules: persistence (appendfsync always)
-// or a restart delay longer than the longest TTL, and no failover within
-// it. Do not route the Node's commands to replicas (ClientOption.SendToReplicas
-// or ReplicaOnly).
+// without persistence. Through a Node made by Open, Config.Durability makes
+// a grant count only once the master's AOF holds it on disk (Local:
+// WAITAOF, Redis 7.2+ or Valkey) or Replicas replicas acknowledged it; and
+// a failover changes the master's run id as a restart does, so the restart
+// guard holds a promoted replica back. What stays unsafe: a replica that
+// restarts empty and is promoted, and a failover to a replica that did not
+// acknowledge.
 //
 // # Transport
 //
 // A call returns when its context ends; the command itself then runs on in
 // rueidis, bounded by the client's ConnWriteTimeout (10s by default; keep
-// it short). A call made while such commands run goes out only after they
-// returned: rueidis spreads commands over several connections, and a
-// release must not reach the master before the acquire it follows, or the
-// acquire leaves the lock there until its TTL. Connection set-up is bounded by the client's Dialer.Timeout,
-// not by the call that triggered it. Commands share rueidis's auto-pipelined
-// connections; wake on release uses one dedicated connection per Node
-// (rueidis's Dedicate), opened on the first Subscribe, closed with the last
-// unsubscribe or Node.Close, through a pubsub.Registry, which redials it and
-// subscribes again, waking every waiter once, when it breaks.
+// it short). The Node's commands do not wait for each other, and rueidis
+// spreads them over several connections, so a release may reach the
+// master before an acquire whose caller gave up on it: the tombstone the
+// release leaves makes that acquire refuse (package redlock). Connection
+// set-up is bounded by the client's Dialer.Timeout, not by the call that
+// triggered it. Commands share rueidis's auto-pipelined connections; wake
+// on release uses one dedicated connection per Node (rueidis's Dedicate),
+// opened on the first Subscribe, closed with the last unsubscribe or
+// Node.Close, through a pubsub.Registry, which redials it and subscribes
+// again, waking every waiter once, when it breaks; a durable confirmation
+// borrows a dedicated connection for its length (Dedicated).
 package rueidis

@@ -67,7 +67,8 @@ func Example_masterDown() {
 
 // newLocker returns a Locker over one Node per master address, each with
 // a rueidis client of its own, made at its first call, and a function
-// that closes them.
+// that closes them: the Locker first, which waits for the releases still
+// in flight, then the Nodes and their clients.
 func newLocker(addrs []string) (*redlock.Locker, func()) {
 	var nodes []redlock.Node
 	for _, addr := range addrs {
@@ -77,14 +78,15 @@ func newLocker(addrs []string) (*redlock.Locker, func()) {
 		}
 		nodes = append(nodes, node)
 	}
-	closeAll := func() {
-		for _, n := range nodes {
-			n.(*rueidisnode.Node).Close()
-		}
-	}
 	locker, err := redlock.New(nodes, redlock.Config{})
 	if err != nil {
 		log.Fatal(err)
+	}
+	closeAll := func() {
+		locker.Close(context.Background())
+		for _, n := range nodes {
+			n.(*rueidisnode.Node).Close()
+		}
 	}
 	return locker, closeAll
 }

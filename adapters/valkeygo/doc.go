@@ -23,12 +23,33 @@
 //	}
 //	locker, err := redlock.New(nodes, redlock.Config{})
 //
-// New takes a client made by the caller instead, to share it with other
-// code.
-//
 // Each Node is one master of the quorum: a client of one server, a
 // Sentinel client, or a cluster client (the whole cluster is one master; a
 // lock's keys share the {key} hash tag, so each script runs in one slot).
+// The Node is a nodeutil.ClientNode, as the rueidis adapter's is: this
+// package names valkey-go's types (the constructors, the pub/sub hooks),
+// nodeutil does the rest, once for both.
+//
+// # What Open and New can guarantee
+//
+// A Node made by Open knows which master process answers each of its
+// calls: every connection its client dials to the master is read (AUTH
+// with the options' credentials, INFO, CONFIG GET appendfsync) before
+// valkey-go uses it. So the restart guard (redlock.Config.RestartGuard, on
+// by default) and durable grants (Config.Durability: WAITAOF on Valkey's
+// AOF, or WAIT for replicas, on a dedicated connection, refused when
+// another master process confirms than the grant's) work through it: its
+// Abilities are EvalPrepared, Subscribe, Identity and Confirm. Over a
+// cluster, which is many master processes, Identity says so and Confirm
+// fails (with several seed addresses, neither is among the Abilities).
+//
+// A Node made by New, over a client the caller made, sees none of the
+// client's connections: its Abilities are EvalPrepared and Subscribe.
+// redlock.New refuses it under the default Config (the restart guard on)
+// and with Durability; Node.Identity says to make it with Open. It suits
+// masters whose restarts lose no lock (appendfsync always, declared with
+// Config.FsyncAlways) or are kept down for the longest TTL
+// (Config.RestartGuard < 0).
 //
 // # Client options: ConnLifetime must stay 0
 //
@@ -49,28 +70,29 @@
 //
 // A master that fails over to an asynchronously replicated replica
 // (Sentinel, a Cluster's replicas, a managed service's failover) can lose a
-// lock that was granted just before the failover: the replica may not have
-// received the write. For the algorithm that is exactly a master restarted
-// without persistence. Count such a master as one that may forget, and keep
-// the quorum's safety by the usual rules: persistence (appendfsync always)
-// or a restart delay longer than the longest TTL, and no failover within
-// it. Do not route the Node's commands to replicas (ClientOption.SendToReplicas
-// or ReplicaOnly; Open refuses them).
+// lock that was granted just before the failover: for the algorithm that
+// is a master restarted without persistence. Through a Node made by Open
+// the restart guard holds a promoted replica back as a restarted master
+// (the run id changes), and Config.Durability makes a grant count only
+// once it is on the AOF or on the replicas. Do not route the Node's
+// commands to replicas (ClientOption.SendToReplicas or ReplicaOnly; Open
+// refuses them).
 //
 // # Transport
 //
 // The Node's calls go through a nodeutil.Exec, which keeps the transport
 // rules: each command is sent once, a script by its hash and by its source
-// only after NOSCRIPT, and a call made while commands whose callers gave up
-// still run goes out only after they returned (valkey-go spreads commands
-// over several connections, and a release must not reach the master before
-// the acquire it follows). A call returns when its context ends; the
-// command itself then runs on in valkey-go, bounded by the client's
+// only after NOSCRIPT, also when its caller gave up meanwhile. Calls do
+// not wait for each other, and valkey-go spreads commands over several
+// connections: a release that reaches the master before an acquire whose
+// caller gave up on it leaves a tombstone that makes the acquire refuse
+// (package redlock). A call returns when its context ends; the command
+// itself then runs on in valkey-go, bounded by the client's
 // ConnWriteTimeout (keep it short). Connection set-up is bounded by the
-// client's Dialer.Timeout, not by the call that triggered it. Commands share
-// valkey-go's auto-pipelined connections; wake on release uses one dedicated
-// connection per Node (Dedicate), opened on the first Subscribe, closed
-// with the last unsubscribe or Node.Close, through a pubsub.Registry, which
-// redials it and subscribes again, waking every waiter once, when it
-// breaks.
+// client's Dialer.Timeout, not by the call that triggered it. Commands
+// share valkey-go's auto-pipelined connections; wake on release uses one
+// dedicated connection per Node (Dedicate), opened on the first Subscribe,
+// closed with the last unsubscribe or Node.Close, through a
+// pubsub.Registry, which redials it and subscribes again, waking every
+// waiter once, when it breaks.
 package valkeygo

@@ -1,9 +1,6 @@
 package valkeygo
 
 import (
-	"fmt"
-	"slices"
-
 	"github.com/quorumlock/quorumlock/nodeutil"
 	"github.com/valkey-io/valkey-go"
 )
@@ -22,27 +19,26 @@ var ErrUnsafeOption = nodeutil.ErrUnsafeOption
 // bounded by opt.Dialer.Timeout and not by the call's context. Close closes
 // the client.
 //
+// Every connection the client dials to the master is read before
+// valkey-go uses it (AUTH with opt's credentials, INFO, CONFIG GET
+// appendfsync), in the ClientOption.DialCtxFn that Open sets around opt's
+// own way of dialing; a Sentinel client's connections to the Sentinels are
+// not. So the Node knows the master process behind every reply it returns,
+// and its Abilities are EvalPrepared, Subscribe, Identity and Confirm:
+// the restart guard and Config.Durability work through it. A Redis Cluster
+// has no one master process: Identity says so, and Confirm fails (with
+// several addresses in opt, neither is in the Abilities, so redlock.New
+// refuses the Node unless the guard is off).
+//
 // Open refuses (ErrUnsafeOption) a ConnLifetime, under which valkey-go
 // resends the commands in flight on a retired connection, and ReplicaOnly
 // or SendToReplicas; it sets DisableRetry, since the client is the Node's
-// alone. opt must name at least one address.
+// alone. opt must name at least one address. See nodeutil.OpenClientNode.
 //
 // Addr is opt's address when it names one, "cluster:" and its addresses
 // sorted and joined by commas when it names several, and "sentinel:" with
 // the master set's name, "@" and the Sentinels' addresses for a Sentinel
 // client.
 func Open(opt valkey.ClientOption) (*Node, error) {
-	o := nodeutil.ClientOptions{
-		InitAddress:  opt.InitAddress,
-		MasterSet:    opt.Sentinel.MasterSet,
-		ConnLifetime: opt.ConnLifetime,
-		ToReplicas:   opt.ReplicaOnly || opt.SendToReplicas != nil,
-	}
-	if err := o.Check(); err != nil {
-		return nil, fmt.Errorf("valkeygo: Open: %w", err)
-	}
-	opt.InitAddress = slices.Clone(opt.InitAddress) // NewClient may shuffle it
-	opt.DisableRetry = true
-	own := nodeutil.NewLazy(func() (valkey.Client, error) { return valkey.NewClient(opt) })
-	return newNode(o.Name(), own.Get, own), nil
+	return nodeutil.OpenClientNode[Node]("valkeygo", opt, valkey.NewClient, hooks)
 }
