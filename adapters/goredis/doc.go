@@ -23,6 +23,21 @@
 // become one vote. NewCluster takes a ClusterClient whose several seeds
 // are nodes of one cluster.
 //
+// # What each client can guarantee
+//
+// Over a *redis.Client (a plain one, or a failover client) the Node has
+// every ability a Locker asks for (redlock.Abilities): it reads the
+// master's identity (INFO: run id, uptime, persistence) on each new
+// connection of the client, and, for the connections the client made
+// before New, through the client before its first call, so that it knows
+// the master process behind every reply it returns; the restart guard,
+// on by default, needs that (identity.go). And it confirms durable grants
+// (Config.Durability, durable.go). Over a *redis.ClusterClient it has
+// neither: a cluster is many master processes, with no one identity, and a
+// probe confirms the writes of its own shard only. redlock.New then
+// refuses the Node unless the guard is off (Config.RestartGuard < 0, or
+// Config.FsyncAlways), and refuses Config.Durability.
+//
 // # Safety
 //
 // A master that fails over to an asynchronously replicated replica (Sentinel,
@@ -31,13 +46,13 @@
 // the write. For the algorithm that is exactly a master restarted without
 // persistence. redlock.Config.Durability makes a grant count only once the
 // master's replicas acknowledged it (WAIT) or its AOF holds it on disk
-// (WAITAOF); the Node has that ability (redlock.DurableNode, durable.go) for
-// a *redis.Client, a failover client included, and refuses a confirmation
-// made by another master process than the grant's. It also reads the
-// master's identity on each new connection (redlock.MasterIdentity,
-// identity.go), which the restart guard needs. What stays unsafe: a replica
-// that restarts empty and is promoted, and a failover to a replica that did
-// not acknowledge (see the README).
+// (WAITAOF); the Node confirms (redlock.Abilities.Confirm, durable.go)
+// over a *redis.Client, a failover client included, and refuses a
+// confirmation made by another master process than the grant's. A failover
+// changes the master's run id as a restart does, so the restart guard
+// holds a promoted replica back as it holds a restarted master. What stays
+// unsafe: a replica that restarts empty and is promoted, and a failover to
+// a replica that did not acknowledge (see the README).
 //
 // # Versions
 //
@@ -59,10 +74,11 @@
 // command, still work. A call returns when its context ends; the command
 // itself then runs on in go-redis, under the client's ReadTimeout and
 // WriteTimeout, which should therefore stay short (the go-redis default of
-// 3s is fine). A call made while such commands run goes out only after they
-// returned, so that a release never reaches the master, on another pooled
-// connection, before the acquire it follows. Connection set-up is bounded by
-// the client's DialTimeout, not by the call that triggered it.
+// 3s is fine). Calls do not wait for each other: a release may reach the
+// master, on another pooled connection, before an acquire whose caller
+// gave up on it, and the tombstone it leaves makes the acquire refuse
+// (package redlock). Connection set-up is bounded by the client's
+// DialTimeout, not by the call that triggered it.
 //
 // A call that needs a new connection also ends when go-redis's dial
 // fails, with the dial's error (go-redis itself retries a failed dial five

@@ -2,7 +2,6 @@ package goredis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -33,20 +32,18 @@ import (
 // a failover client that followed Sentinel to a promoted replica between
 // a grant and its confirmation would otherwise count the grant the old
 // master took with it. The pipeline's INFO names the process that
-// confirmed; when it is not the one the Node's newest connection had read
-// (MasterIdentity) at the moment the grant asked, the grant's confirmation
-// fails with nodeutil.ErrMasterChanged. Not covered: a master change
-// between a grant's reply and its request for confirmation that a new
-// connection noted first (the Node cannot tell which connection a reply
-// came on), and a master whose identity is unknown (INFO refused).
+// confirmed; when it is not the one the Node had read (Identity: its
+// newest connection, or the reading through the client before its first
+// call) at the moment the grant asked, the grant's confirmation fails with
+// nodeutil.ErrMasterChanged. Not covered: a master change between a
+// grant's reply and its request for confirmation that a new connection
+// noted first (the Node cannot tell which connection a reply came on), and
+// a master whose identity is unknown (INFO refused).
 //
 // Only a *redis.Client (one server, or a failover client) can confirm: a
 // *redis.ClusterClient spreads the keys of different locks over several
-// shards, whose confirmations would each need a probe of their own.
-
-// errNoDurable is the error of Durable on a Node over a client that cannot
-// confirm.
-var errNoDurable = errors.New("durable confirmations need a *redis.Client (one server, or a failover client)")
+// shards, whose confirmations would each need a probe of their own, and
+// has no one identity; Confirm is not among its Node's Abilities.
 
 // Confirm asks for a confirmation that every write that ran on the master
 // before the call is in its AOF on disk (with local) and acknowledged by
@@ -54,8 +51,10 @@ var errNoDurable = errors.New("durable confirmations need a *redis.Client (one s
 // done runs once with the counts acknowledged, or the error, on a
 // goroutine of the Node's. Concurrent calls share one confirmation. ctx
 // bounds it (a margin before its deadline, nodeutil.ConfirmWait); without
-// a deadline the master waits up to a second. It is
-// redlock.Abilities.Confirm.
+// a deadline the master waits up to a second. A confirmation by another
+// master process than the one Identity knew when Confirm was called fails
+// with nodeutil.ErrMasterChanged; over a client other than a
+// *redis.Client every confirmation fails. It is redlock.Abilities.Confirm.
 func (n *Node) Confirm(ctx context.Context, probe string, local bool, replicas int, done func(local, replicas int, err error)) {
 	n.durable.Confirm(ctx, probe, local, replicas, done)
 }
@@ -63,9 +62,9 @@ func (n *Node) Confirm(ctx context.Context, probe string, local bool, replicas i
 // commit writes probe and waits for it on one connection of the client,
 // and returns the run id of the master process that answered.
 func (n *Node) commit(ctx context.Context, probe string, local bool, replicas int) (l, r int, ranOn string, err error) {
-	c, ok := n.c.(*redis.Client)
-	if !ok {
-		return 0, 0, "", fmt.Errorf("goredis: %s: %w", n.addr, errNoDurable)
+	c := n.rc
+	if c == nil {
+		return 0, 0, "", fmt.Errorf("goredis: %s: durable: %w", n.addr, errNoProcess)
 	}
 	wait := nodeutil.ConfirmWait(ctx)
 	var (

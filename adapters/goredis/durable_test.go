@@ -17,16 +17,19 @@ import (
 	"github.com/quorumlock/quorumlock/redlocktest"
 )
 
-// outcome is what a Durable call delivered.
+// outcome is what a Confirm call delivered.
 type outcome struct {
 	local, replicas int
 	err             error
 }
 
-// durable runs n.Durable and returns what it delivered.
+// probe is the key the tests' confirmations write.
+const probe = "durable-probe"
+
+// durable runs n.Confirm and returns what it delivered.
 func durable(n *goredis.Node, local bool, replicas int) outcome {
 	ch := make(chan outcome, 1)
-	n.Durable(context.Background(), local, replicas, func(l, r int, err error) { ch <- outcome{l, r, err} })
+	n.Confirm(context.Background(), probe, local, replicas, func(l, r int, err error) { ch <- outcome{l, r, err} })
 	return <-ch
 }
 
@@ -118,7 +121,7 @@ func TestDurableHoldsOneConnection(t *testing.T) {
 	m := redlocktest.NewMaster(t)
 	n := nodeOver(t, redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: 2}))
 	done := make(chan outcome, 1)
-	n.Durable(context.Background(), false, 1, func(l, r int, err error) { done <- outcome{l, r, err} }) // no replica: WAIT waits its second
+	n.Confirm(context.Background(), probe, false, 1, func(l, r int, err error) { done <- outcome{l, r, err} }) // no replica: WAIT waits its second
 	for range 20 {
 		if _, err := n.Do(t.Context(), "PING"); err != nil {
 			t.Fatal(err)
@@ -132,9 +135,17 @@ func TestDurableHoldsOneConnection(t *testing.T) {
 	<-done
 }
 
-// Only a *redis.Client can confirm: a cluster client's Node says so.
+// Only a *redis.Client can confirm: a cluster client's Node has no Confirm
+// among its Abilities, so redlock.New refuses Durability with it, and its
+// Confirm method fails.
 func TestDurableCluster(t *testing.T) {
 	n := nodeOver(t, redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{redlocktest.NewClusterMaster(t).Addr()}}))
+	if n.Abilities().Confirm != nil {
+		t.Error("a cluster client's Node has Abilities.Confirm")
+	}
+	if _, err := redlock.New([]redlock.Node{n}, redlock.Config{RestartGuard: -1, Durability: redlock.Durability{Replicas: 1}}); !errors.Is(err, redlock.ErrInvalid) {
+		t.Errorf("redlock.New with Durability over a cluster client's Node: %v, want ErrInvalid", err)
+	}
 	if o := durable(n, false, 0); o.err == nil {
 		t.Errorf("a cluster client's confirmation: %+v, want an error", o)
 	}

@@ -47,8 +47,10 @@ func Example_threeMasters() {
 	// second service holds the lock
 }
 
-// newLocker returns a Locker over one go-redis client per master address,
-// and a function that closes them.
+// newLocker returns a Locker over one go-redis client per master address
+// (the default Config: the restart guard on), and a function that closes
+// them: the Locker first, which waits for the releases still in flight,
+// then the Nodes and the clients.
 func newLocker(addrs []string) (*redlock.Locker, func()) {
 	var (
 		nodes   []redlock.Node
@@ -68,6 +70,7 @@ func newLocker(addrs []string) (*redlock.Locker, func()) {
 		log.Fatal(err)
 	}
 	return locker, func() {
+		locker.Close(context.Background())
 		for _, c := range closers {
 			c()
 		}

@@ -14,15 +14,16 @@ import (
 )
 
 // Node is one Redis master reached through a go-redis client. It is a
-// redlock.Capable whose Abilities are EvalPrepared, Subscribe, Identity
-// (identity.go) and Confirm (durable.go). Its methods are safe for
-// concurrent use.
+// redlock.Capable whose Abilities are EvalPrepared and Subscribe, and,
+// over a *redis.Client, Identity (identity.go) and Confirm (durable.go).
+// Its methods are safe for concurrent use.
 type Node struct {
 	c       redis.UniversalClient
+	rc      *redis.Client // c when it is a *redis.Client: one master process at a time
 	addr    string
 	conn    *connState // nil when the Node cannot watch c's dials (a ClusterClient)
 	subs    *pubsub.Registry
-	ident   nodeutil.Identity // read on each new connection of a *redis.Client
+	ident   identity          // read on each new connection of rc, and before the first call
 	durable nodeutil.Durables // durable.go
 	probe   atomic.Int64      // the durable probes' counter
 }
@@ -30,14 +31,17 @@ type Node struct {
 var _ redlock.Capable = (*Node)(nil)
 
 // Abilities returns what the Node can do beyond redlock.Node's three
-// methods: EvalPrepared, Subscribe, Identity and Confirm.
+// methods: EvalPrepared and Subscribe, and, over a *redis.Client (one
+// server, or a failover client), Identity and Confirm. A Node over a
+// ClusterClient has neither (a cluster is many master processes):
+// redlock.New refuses it while the restart guard is on, and with
+// Config.Durability.
 func (n *Node) Abilities() redlock.Abilities {
-	return redlock.Abilities{
-		EvalPrepared: n.EvalPrepared,
-		Subscribe:    n.Subscribe,
-		Identity:     n.Identity,
-		Confirm:      n.Confirm,
+	a := redlock.Abilities{EvalPrepared: n.EvalPrepared, Subscribe: n.Subscribe}
+	if n.rc != nil {
+		a.Identity, a.Confirm = n.Identity, n.Confirm
 	}
+	return a
 }
 
 // New returns a Node over c, which must be one master: a *redis.Client (one
@@ -56,10 +60,21 @@ func (n *Node) Abilities() redlock.Abilities {
 // instead of waiting for go-redis's dial retries until its context ends)
 // and an OnConnect, run after c's own, that reads the master's identity
 // on each new connection (identity.go); add the Node before c is shared by
-// goroutines, as for any AddHook. The
+// goroutines, as for any AddHook. Connections c made before New (a
+// start-up PING) were not read: until the Node has a reading, its first
+// call reads the identity through c before its command goes out. The
 // Node's commands are never retried by go-redis, whatever c's MaxRetries
 // (see the package documentation), so c need not be configured for the
 // Node.
+//
+// What the Node can guarantee depends on c. Over a *redis.Client (one
+// server, or a failover client) it knows the master process behind every
+// reply it returns, and confirms durable grants: its Abilities are
+// EvalPrepared, Subscribe, Identity and Confirm, all a Locker asks for.
+// Over a *redis.ClusterClient (or any other client) it has EvalPrepared
+// and Subscribe only: a cluster is many master processes, with no one
+// identity, so redlock.New refuses the Node while the restart guard is on
+// (the default) and with Config.Durability.
 //
 // Addr is c's address: Options().Addr for a *redis.Client, "cluster:" and
 // the seed addresses joined by commas for a *redis.ClusterClient. A failover
@@ -89,6 +104,7 @@ func newNode(c redis.UniversalClient) *Node {
 	n := &Node{c: c, addr: addrOf(c)}
 	n.durable.Commit, n.durable.RunID = n.commit, n.ident.RunID
 	if rc, ok := c.(*redis.Client); ok {
+		n.rc = rc
 		n.conn = newConnState()
 		n.conn.connected = rc.PoolStats().TotalConns > 0
 		rc.AddHook(n.conn)
@@ -168,6 +184,9 @@ func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any
 	eval := append([]any{"eval", src}, cmdArgs[1:]...)
 	var reply any
 	err := n.wait(ctx, func(wait context.Context) error {
+		if err := n.ident.known(wait, n.rc); err != nil {
+			return err
+		}
 		r, err := nodeutil.EvalDetached(wait, nodeutil.DefaultLinger,
 			func(ctx context.Context) (any, error) { return n.once(ctx, sha) },
 			func(ctx context.Context) (any, error) { return n.once(ctx, eval) },
@@ -205,6 +224,9 @@ func (n *Node) process(ctx context.Context, args []any) (any, error) {
 	done := make(chan outcome, 1)
 	var o outcome
 	err := n.wait(ctx, func(wait context.Context) error {
+		if err := n.ident.known(wait, n.rc); err != nil {
+			return err
+		}
 		go func() {
 			reply, err := n.once(context.WithoutCancel(ctx), args)
 			done <- outcome{reply, err}
