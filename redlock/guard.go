@@ -42,7 +42,8 @@ package redlock
 // for a fresh one: S has Q-1 masters besides M, all with records, and
 // N-Q+1 of the N-1 others include one of them (unless it lost its data
 // too). So it holds M back until M has been up for the longest TTL it
-// knows (recorded on a master it read, used by itself, or RestartGuard).
+// knows (recorded on a master it read, used by itself, the grant at
+// hand's included, or RestartGuard).
 // That covers t as soon as the client read one master that recorded t:
 // every master of S did, and so did every master that answered the client
 // that first used t (a client records a longer TTL on every master that
@@ -58,12 +59,12 @@ package redlock
 //     TTL (all restarted at once, or a majority restarted while the others
 //     are cut off): nothing then remembers the locks, and the deployment
 //     looks fresh;
-//   - a TTL t recorded on none of the masters a client reads: the client
-//     that used t reached, when it first used it, none of them but M (a
-//     partition between the clients at that moment, lasting until M
-//     restarts), or it runs with the guard off (RestartGuard < 0 records
-//     nothing). RestartGuard set to the longest TTL any client uses covers
-//     it;
+//   - a TTL t longer than the client's own and recorded on none of the
+//     masters it reads: the client that used t reached, when it first
+//     used it, none of them but M (a partition between the clients at that
+//     moment, lasting until M restarts), or it runs with the guard off
+//     (RestartGuard < 0 records nothing). RestartGuard set to the longest
+//     TTL any client uses covers it;
 //   - a master whose appendfsync is changed at run time (CONFIG SET)
 //     without a restart keeps the persistence its record says until a
 //     client registers it again;
@@ -107,8 +108,7 @@ type guardState struct {
 	on      bool
 	strict  time.Duration // > 0: guard every master up for less, whatever the records say
 	key     string        // the record's name on every master (layout.Registry)
-	longest atomic.Int64  // ms: the longest TTL this Locker used, uses now, or any record held: what it records
-	known   atomic.Int64  // ms: the longest TTL of a grant this Locker sent before, or any record held
+	longest atomic.Int64  // ms: the longest TTL this Locker used, uses now, or any record held
 	used    atomic.Bool   // some master had a record: the deployment was used
 
 	mu      sync.Mutex
@@ -276,7 +276,6 @@ func (l *Locker) prepare(ctx context.Context, ms int64) {
 		return
 	}
 	raise(&g.longest, ms)
-	defer raise(&g.known, ms) // sent from now on
 	usable, stales, silents := 0, 0, 0
 	for _, m := range l.masters {
 		switch m.readiness(ms) {
@@ -451,7 +450,6 @@ func (l *Locker) freshDeployment(res *quorum.Result, i int) bool {
 func (g *guardState) noteRecord(rec *record) {
 	g.used.Store(true)
 	raise(&g.longest, rec.ttl)
-	raise(&g.known, rec.ttl)
 }
 
 // raise makes ms the longest TTL in to, if it is longer.
@@ -468,15 +466,12 @@ func (g *guardState) decide(rec *record, id Identity, fresh bool, driftFactor fl
 	vd := &verdict{run: id.RunID}
 	always := id.PersistsEveryWrite()
 	// A master that may have lost grants is held back until the longest
-	// of them expired: the TTLs recorded, and those this Locker sent
-	// before (the grant at hand is recorded before it counts). When too
-	// few answered to tell whether the deployment was used, the TTLs
-	// recorded elsewhere are unknown: the longest this Locker uses stands
-	// in for them.
-	known := time.Duration(g.known.Load()) * time.Millisecond
-	held := id.Started.Add(known + clock.Drift(known, driftFactor))
+	// of them expired: the TTLs recorded on the masters read, and the
+	// longest this Locker uses, the grant at hand's included: another
+	// client of the same lock, with the same TTL, may have held it there,
+	// and recorded it only on masters this client cannot read.
 	longest := time.Duration(g.longest.Load()) * time.Millisecond
-	undecided := id.Started.Add(longest + clock.Drift(longest, driftFactor))
+	held := id.Started.Add(longest + clock.Drift(longest, driftFactor))
 	switch {
 	case rec != nil && rec.run == id.RunID:
 		vd.recorded = rec.ttl // registered: it lost nothing since
@@ -487,7 +482,7 @@ func (g *guardState) decide(rec *record, id Identity, fresh bool, driftFactor fl
 	case fresh:
 		// a fresh deployment: no master that answered was ever used
 	default:
-		vd.countFrom = undecided // too few answered to tell
+		vd.countFrom = held // too few answered to tell
 	}
 	if g.strict > 0 && !always {
 		if from := id.Started.Add(g.strict); from.After(vd.countFrom) {
