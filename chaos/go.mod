@@ -8,6 +8,8 @@ replace github.com/quorumlock/quorumlock/adapters/goredis => ../adapters/goredis
 
 replace github.com/quorumlock/quorumlock/adapters/rueidis => ../adapters/rueidis
 
+replace github.com/quorumlock/quorumlock/adapters/valkeygo => ../adapters/valkeygo
+
 require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/gomodule/redigo v1.9.3
@@ -15,8 +17,10 @@ require (
 	github.com/quorumlock/quorumlock v0.1.0
 	github.com/quorumlock/quorumlock/adapters/goredis v0.1.0
 	github.com/quorumlock/quorumlock/adapters/rueidis v0.1.0
+	github.com/quorumlock/quorumlock/adapters/valkeygo v0.1.0
 	github.com/redis/go-redis/v9 v9.20.0
 	github.com/redis/rueidis v1.0.79
+	github.com/valkey-io/valkey-go v1.0.79
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.20.0
 )

@@ -33,6 +33,15 @@ type Node interface {
 	Resume(ctx context.Context) error
 }
 
+// Reconfigurable is a Node whose persistence can be changed for its next
+// Start, as an operator changes a master's configuration before a restart
+// (the local backend's nodes).
+type Reconfigurable interface {
+	// SetAOF makes the node's next Start run with AOF and appendfsync
+	// always (on), or without AOF.
+	SetAOF(on bool)
+}
+
 // Cluster is a set of independent masters (no replication between them).
 type Cluster interface {
 	// Backend names the backend: "local", "docker" or "compose".

@@ -74,6 +74,12 @@ func (n *localNode) Kill(context.Context) error   { return n.s.Kill() }
 func (n *localNode) Pause(context.Context) error  { return n.s.Pause() }
 func (n *localNode) Resume(context.Context) error { return n.s.Resume() }
 
+// SetAOF implements Reconfigurable.
+func (n *localNode) SetAOF(on bool) {
+	n.s.SetAppendOnly(on)
+	n.aof, n.everysec = on, false
+}
+
 // Start starts the process again; redisproc waits for PING itself.
 func (n *localNode) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {

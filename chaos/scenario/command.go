@@ -3,6 +3,9 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"github.com/quorumlock/quorumlock/chaos/cluster"
+	"golang.org/x/sync/errgroup"
+	"sync"
 	"time"
 
 	"github.com/quorumlock/quorumlock/chaos/checker"
@@ -21,7 +24,112 @@ func commandScenarios() []Scenario {
 			"a slot is cut off from every master past the TTL, and a random minority of the masters is faulted; no job outlives the run",
 		Expect: "0 overlaps; every redlock exits with a documented status; no process of any job left once every redlock ended",
 		run:    safeCommand,
+	}, {
+		Name:        "restart-command",
+		Kind:        "command",
+		Persistence: cluster.PersistenceNone,
+		Invariant:   "restart-guarded's restart with the redlock command on both sides, every run a process of its own: A's job runs under a renewed lock on masters 0-2; master 2 restarts at once, empty; B's runs, started after the restart, through masters 2-4, one waiting (-w) and one a second that gives up at once",
+		Expect:      "0 overlaps of the jobs (flock): the restarted master's grants do not count for B's fresh processes until it was up for the TTL, and A's job is stopped when its renewals fail; B's waiting run gets the lock",
+		Driven:      &Driven{Transport: workload.Command, Lifetime: string(perLock)},
+		run:         restartCommand,
 	}}
+}
+
+// awaitRenewal returns once key's TTL on the master at addr went up (a
+// renewal landed), or with ctx's error.
+func awaitRenewal(ctx context.Context, addr, key string) error {
+	last, err := cluster.PTTL(ctx, addr, key)
+	for err == nil {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+		var ms int64
+		if ms, err = cluster.PTTL(ctx, addr, key); err == nil && ms > last {
+			return nil
+		}
+		last = ms
+	}
+	return err
+}
+
+// restartCommandTTL is restart-command's --ttl.
+const restartCommandTTL = 3 * time.Second
+
+// restartCommand is restart-guarded's restart with "redlock run" as A and
+// B (see Scenario.Invariant).
+func restartCommand(ctx context.Context, r *Run) error {
+	cmds, err := workload.BuildCommands(ctx)
+	if err != nil {
+		return err
+	}
+	defer cmds.Close()
+	e, err := r.Env(ctx, workload.EnvConfig{Clients: 2})
+	if err != nil {
+		return err
+	}
+	if err := register(ctx, e, e.Client(0)); err != nil {
+		return err
+	}
+	if err := r.Apply(ctx, cuts(2)...); err != nil {
+		return err
+	}
+	runs := map[string]int{}
+	var mu sync.Mutex
+	run := func(client int, sp workload.OnceSpec) error {
+		exit, err := cmds.RunOnce(ctx, e, client, sp)
+		mu.Lock()
+		runs[sp.ID] = exit
+		mu.Unlock()
+		return err
+	}
+	var g errgroup.Group
+	g.Go(func() error {
+		return run(0, workload.OnceSpec{ID: "0.1", Key: "k", TTL: restartCommandTTL, Wait: 5 * time.Second, Hold: 3 * restartCommandTTL})
+	})
+	for !cmds.Started("0.1") {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	r.Logf("A's job runs under redlock run (TTL %v, renewed) on masters 0-2", restartCommandTTL)
+	// The restart comes right after one of A's renewals, when A's lock
+	// is valid for the longest: B, if it counted the restarted master
+	// before that lock's TTL passed, would run its job beside A's.
+	if err := awaitRenewal(ctx, e.Cluster.Nodes()[0].Addr(), e.Key("k")); err != nil {
+		return err
+	}
+	if err := r.Apply(ctx, restartAtOnce(restartCommandTTL)); err != nil {
+		return err
+	}
+	r.Logf("then, right after a renewal of A's, restart redis-2, at once, empty")
+	// B: one run that waits for the lock, and runs that try once, every
+	// 200ms, each in a process of its own, while A's job may hold it.
+	g.Go(func() error {
+		return run(1, workload.OnceSpec{ID: "1.1", Key: "k", TTL: restartCommandTTL, Wait: 4 * restartCommandTTL, Hold: 200 * time.Millisecond})
+	})
+	for n := 2; n < 2+int(restartCommandTTL/(200*time.Millisecond)); n++ {
+		if err := run(1, workload.OnceSpec{ID: fmt.Sprintf("1.%d", n), Key: "k", TTL: restartCommandTTL, Wait: 0, Hold: 100 * time.Millisecond}); err != nil {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	recs, err := cmds.Records()
+	if err != nil {
+		return err
+	}
+	workload.RecordJobs(e.History, recs, time.Now())
+	c := r.Checked()
+	r.Check("no overlap", c.Safe(), "%d overlaps of the jobs", len(c.Overlaps))
+	r.Check("B's waiting run gets the lock", cmds.Started("1.1"), "exit statuses %v", runs)
+	r.Logf("exit statuses: %v", runs)
+	return nil
 }
 
 // commandTTL is the TTL of the command's locks: its guardian kills a job

@@ -27,6 +27,8 @@ import (
 // neither is found. The power loss needs the local backend.
 type everysec struct {
 	durable bool
+	// transport is how A and B reach the masters (default: pipelined).
+	transport workload.Transport
 }
 
 // everysecTTL is A's TTL: long, as restart-unsafe's, so that A's lock is
@@ -63,7 +65,7 @@ func (s everysec) run(ctx context.Context, r *Run) error {
 	)
 	e, err := r.EnvOn(ctx, func(ctx context.Context) (cluster.Cluster, error) {
 		return cluster.StartLocal(ctx, cluster.Config{Nodes: Nodes, Persistence: cluster.PersistenceEverysec, Server: bin})
-	}, workload.EnvConfig{Clients: 2, Locker: s.locker, Wrap: func(c, i int, n redlock.Node) redlock.Node {
+	}, workload.EnvConfig{Clients: 2, Locker: s.locker, Transport: transportOr(s.transport), Wrap: func(c, i int, n redlock.Node) redlock.Node {
 		if c != 0 || i != 2 {
 			return n
 		}
@@ -127,4 +129,13 @@ func (s everysec) run(ctx context.Context, r *Run) error {
 		r.Logf("%s acknowledged WAITAOF %v after a write, before its next fsync: it confirms a write that a killed process keeps, not one that a power loss within the second keeps (redis/redis#13793); this scenario's power loss comes before the confirmation", bin, took.Round(time.Microsecond))
 	}
 	return nil
+}
+
+// transportOr gives every client t, or leaves the choice to the Env (nil)
+// when t is "".
+func transportOr(t workload.Transport) func(int) workload.Transport {
+	if t == "" {
+		return nil
+	}
+	return workload.AllOver(t)
 }

@@ -8,7 +8,12 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/redis/rueidis"
+	"github.com/valkey-io/valkey-go"
+
 	goredisnode "github.com/quorumlock/quorumlock/adapters/goredis"
+	rueidisnode "github.com/quorumlock/quorumlock/adapters/rueidis"
+	"github.com/quorumlock/quorumlock/adapters/valkeygo"
 	"github.com/quorumlock/quorumlock/chaos/cluster"
 	"github.com/quorumlock/quorumlock/chaos/fault"
 	"github.com/quorumlock/quorumlock/chaos/workload"
@@ -41,6 +46,10 @@ import (
 // replicas).
 type failover struct {
 	durable bool
+	// transport is the Node type over the Sentinel-aware client of master
+	// 2: goredis (the default), rueidis or valkeygo; the other masters are
+	// reached as the Env's transport mix does.
+	transport workload.Transport
 }
 
 // replicationLag is how far master 2's replica lags: past the second for
@@ -60,27 +69,46 @@ func (s failover) locker(int) redlock.Config {
 	return cfg
 }
 
-// sentinelNodes are the clients' Nodes of the Sentinel-watched master: the
-// go-redis adapter over a failover client each.
+// sentinelNodes are the clients' Nodes of the Sentinel-watched master: an
+// adapter over a Sentinel-aware client each (the pool.Node follows no
+// failover).
 type sentinelNodes struct {
-	mu      sync.Mutex
-	closers []func()
+	transport workload.Transport
+	mu        sync.Mutex
+	closers   []func()
 }
 
-// node returns a Node over a new failover client of the master set that
-// Sentinel at addr watches.
+// node returns a Node over a new Sentinel-aware client of the master set
+// that Sentinel at addr watches.
 func (sn *sentinelNodes) node(addr, name string) redlock.Node {
-	c := goredis.NewFailoverClient(&goredis.FailoverOptions{MasterName: name, SentinelAddrs: []string{addr}})
-	n, err := goredisnode.New(c)
-	if err != nil { // New refuses only rings and cluster clients
-		panic(err)
+	var (
+		n     redlock.Node
+		close func()
+	)
+	switch sn.transport {
+	case workload.Rueidis:
+		rn, err := rueidisnode.Open(rueidis.ClientOption{InitAddress: []string{addr}, Sentinel: rueidis.SentinelOption{MasterSet: name}, DisableCache: true})
+		if err != nil {
+			panic(err) // Open refuses only unsafe options
+		}
+		n, close = rn, func() { rn.Close() }
+	case workload.ValkeyGo:
+		vn, err := valkeygo.Open(valkey.ClientOption{InitAddress: []string{addr}, Sentinel: valkey.SentinelOption{MasterSet: name}, DisableCache: true})
+		if err != nil {
+			panic(err)
+		}
+		n, close = vn, func() { vn.Close() }
+	default:
+		c := goredis.NewFailoverClient(&goredis.FailoverOptions{MasterName: name, SentinelAddrs: []string{addr}})
+		gn, err := goredisnode.New(c)
+		if err != nil { // New refuses only rings and cluster clients
+			panic(err)
+		}
+		n, close = gn, func() { gn.Close(); c.Close() }
 	}
 	sn.mu.Lock()
 	defer sn.mu.Unlock()
-	sn.closers = append(sn.closers, func() {
-		n.Close()
-		c.Close()
-	})
+	sn.closers = append(sn.closers, close)
 	return n
 }
 
@@ -99,7 +127,7 @@ func (s failover) run(ctx context.Context, r *Run) error {
 	}
 	var (
 		rc   *cluster.Replicated
-		sn   sentinelNodes
+		sn   = sentinelNodes{transport: s.transport}
 		heal sync.Once
 	)
 	defer sn.close()

@@ -38,8 +38,18 @@ type Scenario struct {
 	Unsafe bool
 	// Persistence is what the nodes must keep across a restart.
 	Persistence cluster.Persistence
+	// Driven, when set, is the entry point and process lifetime the
+	// scenario drives (the restart matrix), for the report.
+	Driven *Driven
 
 	run func(ctx context.Context, r *Run) error
+}
+
+// Driven is what a scenario drove: through which entry point (a Node type,
+// or the command) and in which process lifetime.
+type Driven struct {
+	Transport workload.Transport `json:"transport"`
+	Lifetime  string             `json:"lifetime"`
 }
 
 // Options configure a scenario run.
@@ -170,6 +180,9 @@ type Result struct {
 	// Transports says, per transport the clients used, which clients used
 	// it and how many locks they acquired.
 	Transports []TransportUse `json:"transports,omitempty"`
+	// Driven is the entry point and process lifetime the scenario drove
+	// (the restart matrix), nil for the others.
+	Driven *Driven `json:"driven,omitempty"`
 }
 
 // What Result.Expected says.
@@ -227,7 +240,7 @@ func (s Scenario) Run(ctx context.Context, opts Options) Result {
 		rand.Read(b[:])
 		opts.Seed = binary.LittleEndian.Uint64(b[:]) >> 1 // positive as an int64, too
 	}
-	res := &Result{Scenario: s.Name, Kind: cmp.Or(s.Kind, "fenced"), Invariant: s.Invariant, Expect: s.Expect, Unsafe: s.Unsafe,
+	res := &Result{Scenario: s.Name, Kind: cmp.Or(s.Kind, "fenced"), Invariant: s.Invariant, Expect: s.Expect, Unsafe: s.Unsafe, Driven: s.Driven,
 		Backend: opts.Backend, Seed: opts.Seed, Expected: ExpectSafe}
 	if opts.Backend == cluster.BackendLocal {
 		res.Server = cluster.Config{Server: opts.Server}.ServerBinary()

@@ -3,6 +3,7 @@ package scenario_test
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,6 +93,24 @@ func init() {
 	}
 	for _, name := range []string{"safe-plain", "safe-reentrant", "safe-rw", "safe-renew", "safe-extend", "safe-semaphore", "safe-multi", "safe-fair", "safe-mixed"} {
 		want[name] = safeKind
+	}
+	// The restart matrix: A and B acquire once each (B's long-lived warm-up
+	// too), and never together.
+	want["restart-command"] = func(t *testing.T, r scenario.Result) {
+		expect(t, r.Overlaps == 0 && r.Acquisitions >= 2, "overlaps = %d, jobs started = %d; want 0 and A's and B's at least", r.Overlaps, r.Acquisitions)
+	}
+	for _, s := range scenario.All() {
+		if s.Driven == nil || want[s.Name] != nil {
+			continue
+		}
+		grants := 2
+		if s.Driven.Lifetime == "long-lived" && strings.HasPrefix(s.Name, "restart-") && !strings.Contains(s.Name, "everysec") {
+			grants = 3 // B's warm-up
+		}
+		want[s.Name] = func(t *testing.T, r scenario.Result) {
+			expect(t, r.Overlaps == 0 && r.Acquisitions == grants, "overlaps = %d, acquisitions = %d; want 0 and %d", r.Overlaps, r.Acquisitions, grants)
+			expect(t, r.Driven != nil && *r.Driven == *s.Driven, "driven %+v, want %+v", r.Driven, s.Driven)
+		}
 	}
 }
 

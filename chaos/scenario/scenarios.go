@@ -17,7 +17,7 @@ import (
 
 // All returns every scenario, in the order the suite runs them.
 func All() []Scenario {
-	return append(append(append(classic(), safeScenarios()...), commandScenarios()...), protections()...)
+	return slices.Concat(classic(), safeScenarios(), commandScenarios(), protections(), matrix())
 }
 
 // classic are the first nine scenarios, on fenced locks.

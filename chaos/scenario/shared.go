@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/chaos/checker"
+	"github.com/quorumlock/quorumlock/chaos/cluster"
 	"github.com/quorumlock/quorumlock/chaos/fault"
 	"github.com/quorumlock/quorumlock/chaos/workload"
 	"github.com/quorumlock/quorumlock/redlock"
@@ -50,7 +51,32 @@ type shared struct {
 	// the guards must cover, and B's first try lasts until A's extended
 	// lock expires.
 	extendTo time.Duration
+	// transport, when set, is how A and B reach the masters (default: the
+	// pipelined pool.Node).
+	transport workload.Transport
+	// life is B's process lifetime (default: long-lived, the Env's client):
+	// a fresh process made after the disruption, or one per attempt (see
+	// lifetime).
+	life lifetime
+	// aofAfter restarts the disrupted master with AOF and appendfsync
+	// always, where it ran without: it comes back empty all the same.
+	aofAfter bool
 }
+
+// lifetime is how long a client's process lives, beside the restart.
+type lifetime string
+
+const (
+	// longLived is a client made before the restart, which may have met
+	// the master before it (warm).
+	longLived lifetime = "long-lived"
+	// freshProcess is a client made after the restart (a service started
+	// later): its Nodes first meet the new master process.
+	freshProcess lifetime = "fresh"
+	// perLock is a client per attempt ("redlock run", a cron job): each
+	// TryLock is made by a process started for it, closed after it.
+	perLock lifetime = "per-lock"
+)
 
 // longest is the longest TTL a client of the scenario uses.
 func (s shared) longest() time.Duration { return max(s.ttl, s.extendTo, s.warmFor) }
@@ -92,11 +118,25 @@ func (s shared) run(ctx context.Context, r *Run) error {
 	if s.strict {
 		clients = 3
 	}
-	e, err := r.Env(ctx, workload.EnvConfig{Clients: clients, Locker: s.locker})
+	ecfg := workload.EnvConfig{Clients: clients, Locker: s.locker}
+	if s.transport != "" {
+		ecfg.Transport = workload.AllOver(s.transport)
+	}
+	e, err := r.Env(ctx, ecfg)
 	if err != nil {
 		return err
 	}
 	a, b := e.Client(0), e.Client(1)
+	if s.guard >= 0 {
+		if err := register(ctx, e, a); err != nil {
+			return err
+		}
+	}
+	if s.aofAfter {
+		if _, ok := e.Cluster.Nodes()[2].(cluster.Reconfigurable); !ok {
+			return fmt.Errorf("%w: changing a master's persistence before its restart needs the local backend", cluster.ErrUnsupported)
+		}
+	}
 	if err := r.Apply(ctx, cuts(clients)...); err != nil {
 		return err
 	}
@@ -114,11 +154,29 @@ func (s shared) run(ctx context.Context, r *Run) error {
 	}
 	r.Logf("A granted on redis-0..2 (token %d), valid for %v", ha.Token, time.Until(ha.Lock.Until()).Round(time.Millisecond))
 	f := s.disrupt(s.ttl)
+	if s.aofAfter {
+		e.Cluster.Nodes()[2].(cluster.Reconfigurable).SetAOF(true)
+	}
 	disrupted := e.Now()
 	if err := r.Apply(ctx, f); err != nil {
 		return err
 	}
-	r.Logf("then %v", f)
+	r.Logf("then %v%s", f, map[bool]string{true: ", with AOF and appendfsync always now", false: ""}[s.aofAfter])
+	switch s.life {
+	case freshProcess:
+		fresh, closeFresh, err := e.Fresh(1, e.Transport(1))
+		if err != nil {
+			return err
+		}
+		defer closeFresh()
+		b = fresh
+		r.Logf("B is a process started after the restart (%s)", e.TransportDetail(1))
+	case perLock:
+		hb, bWhileA, errFirst := contendPerLock(ctx, r, e, ha, s.ttl, time.Until(ha.Lock.Until()), s.longest()+5*time.Second)
+		r.Check("B acquires", hb, "after A released, within %v", s.longest()+5*time.Second)
+		s.heldBack(r, e, bWhileA, errFirst, disrupted, clients)
+		return nil
+	}
 
 	var (
 		hc      *workload.Held
@@ -134,21 +192,106 @@ func (s shared) run(ctx context.Context, r *Run) error {
 	if s.extendTo > 0 {
 		tryFor = time.Until(ha.Lock.Until())
 	}
+	if s.life == freshProcess || s.life == perLock {
+		tryFor = time.Until(ha.Lock.Until())
+	}
 	hb, bWhileA, errFirst, errB := contend(ctx, r, b, ha, s.ttl, tryFor, s.longest()+5*time.Second)
 	r.Check("B acquires", hb != nil, "%s", errText(errB))
 	if s.strict {
 		s.strictClient(ctx, r, e.Client(2), hc, cWhileA, errC)
 	}
-	if !judge(r, bWhileA) && s.guard == 0 && s.warm {
-		r.Check("B held back by the restart guard", errors.Is(errFirst, redlock.ErrRestarted),
-			"B's first attempts: %s", errText(errFirst))
-		for c := 1; c < clients; c++ {
-			at, ok := firstGrant(r.Checked(), c, "k")
-			r.Check(fmt.Sprintf("client %d granted only once the master was up for the TTL", c), ok && at-disrupted >= s.ttl,
-				"granted %v after the restart began (TTL %v)", (at - disrupted).Round(time.Millisecond), s.ttl)
-		}
+	if s.guard == 0 && (s.warm || s.life != "") {
+		s.heldBack(r, e, bWhileA, errFirst, disrupted, clients)
+	} else {
+		judge(r, bWhileA)
 	}
 	return nil
+}
+
+// heldBack judges a safe scenario whose restarted master the restart
+// guard must hold back: no overlap, B not granted while A's lock was
+// valid, B's first refusals the guard's, and every client granted only
+// once the master was up for the TTL.
+func (s shared) heldBack(r *Run, e *workload.Env, bWhileA bool, errFirst error, disrupted time.Duration, clients int) {
+	if judge(r, bWhileA) {
+		return
+	}
+	r.Check("B held back by the restart guard", errors.Is(errFirst, redlock.ErrRestarted),
+		"B's first attempts: %s", errText(errFirst))
+	for c := 1; c < clients; c++ {
+		at, ok := firstGrant(r.Checked(), c, "k")
+		r.Check(fmt.Sprintf("client %d granted only once the master was up for the TTL", c), ok && at-disrupted >= s.ttl,
+			"granted %v after the restart began (TTL %v)", (at - disrupted).Round(time.Millisecond), s.ttl)
+	}
+}
+
+// contendPerLock is contend for a B that is a process per attempt: while A
+// works, a process started for it tries once (TryLock) every 100ms, until
+// tryFor passed; then A writes and releases, and processes try until one
+// gets the lock, within wait. It returns B's hold (nil: none), whether B got
+// it while A's lock was valid, and the first try's error.
+func contendPerLock(ctx context.Context, r *Run, e *workload.Env, ha *workload.Held, ttl, tryFor, wait time.Duration) (got bool, whileA bool, first error) {
+	try := func() (*workload.Held, error) {
+		b, closeB, err := e.Fresh(1, e.Transport(1))
+		if err != nil {
+			return nil, err
+		}
+		defer closeB()
+		hb, err := b.Acquire(ctx, "k", ttl, true)
+		if hb != nil {
+			hb.Write()
+			hb.Release(ctx)
+		}
+		return hb, err
+	}
+	tries := 0
+	for end := time.Now().Add(tryFor); time.Now().Before(end); tries++ {
+		hb, err := try()
+		if tries == 0 {
+			first = err
+		}
+		if hb != nil {
+			whileA = time.Now().Before(ha.Lock.Until())
+			r.Logf("B (try %d, a process of its own) granted (token %d) while A valid: %t", tries, hb.Token, whileA)
+			got = true
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	r.Logf("B tried %d times, each in a process of its own, while A held: %s", tries, errText(first))
+	if !ha.Write() {
+		r.Logf("A's write with token %d rejected as stale", ha.Token)
+	}
+	ha.Release(ctx)
+	for end := time.Now().Add(wait); !got && time.Now().Before(end); {
+		hb, _ := try()
+		got = hb != nil
+		if !got {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return got, whileA, first
+}
+
+// registerTTL is the TTL of register's lock: short, so that the records
+// hold no TTL that the scenario's own clients did not use.
+const registerTTL = 200 * time.Millisecond
+
+// register has client a lock and release a key of its own while it still
+// reaches every master, as the clients of a deployment in use have: the
+// restart guard then knows every master (their records name their
+// processes). Without it, the masters that the cuts keep a client from
+// would be unknown to every client, a deployment's first lock taken in a
+// partition (which the guard leaves to the operator). The lock is no part
+// of the history: it is the deployment's past.
+func register(ctx context.Context, e *workload.Env, a *workload.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	lk, err := a.Locker.Lock(ctx, e.Key("register"), registerTTL)
+	if err != nil {
+		return fmt.Errorf("scenario: client A could not lock with every master: %w", err)
+	}
+	return lk.Unlock(ctx)
 }
 
 // warmUp has B lock and release another key, for s.ttl extended to

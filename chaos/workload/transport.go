@@ -9,8 +9,11 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
+	"github.com/valkey-io/valkey-go"
+
 	goredisnode "github.com/quorumlock/quorumlock/adapters/goredis"
 	rueidisnode "github.com/quorumlock/quorumlock/adapters/rueidis"
+	"github.com/quorumlock/quorumlock/adapters/valkeygo"
 	"github.com/quorumlock/quorumlock/pool"
 	"github.com/quorumlock/quorumlock/redlock"
 )
@@ -34,13 +37,23 @@ const (
 	// client gives a connection up while its command may still arrive.
 	GoRedis Transport = "goredis"
 	// Rueidis is the rueidis adapter (adapters/rueidis) over a rueidis
-	// client per master, its ConnWriteTimeout drawn from the seed:
-	// rueidis's default (10s), or a short one (rueidisShortWrite).
+	// client per master made by its Open, its ConnWriteTimeout drawn from
+	// the seed: rueidis's default (10s), or a short one
+	// (rueidisShortWrite).
 	Rueidis Transport = "rueidis"
+	// ValkeyGo is the valkey-go adapter (adapters/valkeygo) over a
+	// valkey-go client per master made by its Open, with the same options
+	// as Rueidis.
+	ValkeyGo Transport = "valkeygo"
 )
 
+// Command names the redlock command as an entry point (Driven, the
+// restart matrix): not a transport of the Env's clients, which the command
+// does not use (it makes its own pool.Nodes, in a process per run).
+const Command Transport = "command"
+
 // Transports lists every transport.
-var Transports = []Transport{Pipelined, Pooled, GoRedis, Rueidis}
+var Transports = []Transport{Pipelined, Pooled, GoRedis, Rueidis, ValkeyGo}
 
 // The short timeouts a seed may give the adapters' clients: past the node
 // timeout, so that calls give up first, and short enough that a late
@@ -113,7 +126,7 @@ func newDialer(t Transport, password string, rng *rand.Rand) *dialer {
 	switch {
 	case t == GoRedis && short:
 		d.goRedisRead = goRedisShortRead
-	case t == Rueidis && short:
+	case (t == Rueidis || t == ValkeyGo) && short:
 		d.rueidisWrite = rueidisShortWrite
 	}
 	return d
@@ -132,8 +145,7 @@ func (d *dialer) String() string {
 }
 
 // dial returns the node of the master behind addr (a proxy's address).
-// The pool and go-redis clients connect on their first call; a rueidis
-// client connects now.
+// Every client connects on its first call.
 func (d *dialer) dial(addr string) (masterNode, error) {
 	switch d.transport {
 	case GoRedis:
@@ -145,17 +157,27 @@ func (d *dialer) dial(addr string) (masterNode, error) {
 		}
 		return masterNode{node: n, close: func() error { n.Close(); return c.Close() }}, nil
 	case Rueidis:
-		c, err := rueidis.NewClient(rueidis.ClientOption{
+		n, err := rueidisnode.Open(rueidis.ClientOption{
 			InitAddress: []string{addr}, Password: d.password,
-			DisableRetry: true, DisableCache: true, // and ConnLifetime 0: never resend a lock command
+			DisableCache:       true, // Open sets DisableRetry and refuses ConnLifetime: never resend a lock command
 			ConnWriteTimeout:   d.rueidisWrite,
 			ReadBufferEachConn: 64 << 10, WriteBufferEachConn: 64 << 10,
 		})
 		if err != nil {
-			return masterNode{}, fmt.Errorf("workload: rueidis client of %s: %w", addr, err)
+			return masterNode{}, fmt.Errorf("workload: rueidis node of %s: %w", addr, err)
 		}
-		n := rueidisnode.New(c)
-		return masterNode{node: n, close: func() error { n.Close(); c.Close(); return nil }}, nil
+		return masterNode{node: n, close: n.Close}, nil
+	case ValkeyGo:
+		n, err := valkeygo.Open(valkey.ClientOption{
+			InitAddress: []string{addr}, Password: d.password,
+			DisableCache:       true,
+			ConnWriteTimeout:   d.rueidisWrite,
+			ReadBufferEachConn: 64 << 10, WriteBufferEachConn: 64 << 10,
+		})
+		if err != nil {
+			return masterNode{}, fmt.Errorf("workload: valkey-go node of %s: %w", addr, err)
+		}
+		return masterNode{node: n, close: n.Close}, nil
 	default:
 		p := pool.New(pool.Config{Addr: addr, Password: d.password, Pooled: d.transport == Pooled})
 		return masterNode{node: p, close: p.Close}, nil
