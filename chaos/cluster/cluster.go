@@ -68,6 +68,9 @@ type Config struct {
 	// "" means $QUORUMLOCK_SERVER, else redis-server. The Docker and
 	// Compose backends run their image's server.
 	Server string
+	// Args are extra server options of the local backend's nodes (e.g.
+	// "--timeout", "1").
+	Args []string
 	// Password, if set, starts every node with requirepass, so that
 	// clients must dial with AUTH (Cluster.Password reads it back). The
 	// harness's own commands on the nodes (Keys, Get, ClockJump, ...)

@@ -27,7 +27,7 @@ func StartLocal(ctx context.Context, cfg Config) (*Local, error) {
 			return nil, err
 		}
 		s, err := redisproc.Start(redisproc.Options{Binary: cfg.ServerBinary(),
-			AppendOnly: cfg.Persistence == PersistenceAOF, Password: cfg.Password, Args: cfg.Persistence.args()})
+			AppendOnly: cfg.Persistence == PersistenceAOF, Password: cfg.Password, Args: append(cfg.Persistence.args(), cfg.Args...)})
 		if err != nil {
 			l.Close()
 			return nil, fmt.Errorf("cluster: local node %d: %w", i, err)

@@ -146,6 +146,13 @@ func Keys(ctx context.Context, addr, pattern string) ([]string, error) {
 	}
 }
 
+// Do runs one command on the node at addr, as the harness (authenticated
+// as the cluster's nodes require), and returns its error.
+func Do(ctx context.Context, addr, cmd string, args ...any) error {
+	_, err := do(ctx, addr, cmd, args...)
+	return err
+}
+
 // PTTL returns the time to live of key on the node at addr in
 // milliseconds: -1 for a key without one, -2 for no such key.
 func PTTL(ctx context.Context, addr, key string) (int64, error) {

@@ -65,6 +65,14 @@ func matrix() []Scenario {
 			run:         failover{durable: true, transport: t}.run,
 		})
 	}
+	out = append(out, Scenario{
+		Name:        "restart-first-lock-partitioned",
+		Persistence: cluster.PersistenceNone,
+		Invariant:   "restart-guarded's restart where A's lock is the deployment's first, taken while A reaches masters 0-2 only (no client ever reached masters 3 and 4); B, a process started after the restart, reads masters 2-4, none with a record",
+		Expect:      "0 overlaps: B read too few masters to take the deployment for a fresh one (N-Q+1 of the others), and holds the restarted master back for the TTL it uses",
+		Driven:      &Driven{Transport: workload.Pipelined, Lifetime: string(freshProcess)},
+		run:         shared{ttl: matrixTTL, disrupt: restartAtOnce, life: freshProcess, unregistered: true}.run,
+	})
 	return append(out, Scenario{
 		Name:        "restart-aof-after",
 		Persistence: cluster.PersistenceNone,

@@ -96,6 +96,23 @@ func init() {
 	}
 	// The restart matrix: A and B acquire once each (B's long-lived warm-up
 	// too), and never together.
+	want["identity-refused"] = func(t *testing.T, r scenario.Result) {
+		expect(t, r.Overlaps == 0, "overlaps = %d", r.Overlaps)
+	}
+	want["third-party-node"] = want["identity-refused"]
+	want["unlock-force-spares-data"] = want["identity-refused"]
+	want["durable-idle"] = func(t *testing.T, r scenario.Result) {
+		expect(t, r.Acquisitions == 2, "acquisitions = %d, want 2", r.Acquisitions)
+	}
+	want["slow-grant"] = func(t *testing.T, r scenario.Result) {
+		expect(t, r.Acquisitions == 5, "acquisitions = %d, want 5", r.Acquisitions)
+		for inv, n := range r.Violations {
+			expect(t, n == 0, "%s: %d violations", inv, n)
+		}
+	}
+	want["close-per-lock"] = func(t *testing.T, r scenario.Result) {
+		expect(t, r.Acquisitions == 10, "acquisitions = %d, want 10", r.Acquisitions)
+	}
 	want["restart-command"] = func(t *testing.T, r scenario.Result) {
 		expect(t, r.Overlaps == 0 && r.Acquisitions >= 2, "overlaps = %d, jobs started = %d; want 0 and A's and B's at least", r.Overlaps, r.Acquisitions)
 	}

@@ -61,6 +61,9 @@ type shared struct {
 	// aofAfter restarts the disrupted master with AOF and appendfsync
 	// always, where it ran without: it comes back empty all the same.
 	aofAfter bool
+	// unregistered leaves out the registering lock (register): A's lock
+	// is the deployment's first, taken in the partition.
+	unregistered bool
 }
 
 // lifetime is how long a client's process lives, beside the restart.
@@ -127,7 +130,7 @@ func (s shared) run(ctx context.Context, r *Run) error {
 		return err
 	}
 	a, b := e.Client(0), e.Client(1)
-	if s.guard >= 0 {
+	if s.guard >= 0 && !s.unregistered {
 		if err := register(ctx, e, a); err != nil {
 			return err
 		}

@@ -50,3 +50,19 @@ func (c *Commands) RunOnce(ctx context.Context, e *Env, client int, sp OnceSpec)
 
 // Started reports whether job id started (it recorded its start).
 func (c *Commands) Started(id string) bool { return c.started(id, false) }
+
+// Unlock runs "redlock unlock --force KEY" (the key's full name on the
+// masters) through client's proxies, and returns its exit status and
+// output.
+func (c *Commands) Unlock(ctx context.Context, e *Env, client int, key string) (int, string, error) {
+	cmd := exec.CommandContext(ctx, c.redlock, "unlock", "--force", "--nodes", nodesURL(e.Net.Addrs(client), e.Cluster.Password()), key)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.Exited() {
+		return exit.ExitCode(), string(out), nil
+	}
+	if err != nil {
+		return -1, string(out), fmt.Errorf("workload: redlock unlock: %w", err)
+	}
+	return 0, string(out), nil
+}

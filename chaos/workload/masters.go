@@ -182,6 +182,10 @@ func (c *Client) surelyFewer(ctx context.Context, t target) bool {
 	return n < c.env.quorum
 }
 
+// Sample is sample for a scenario's own holds: it records whether each
+// one's Until lies within what the masters enforce (until-within-expiry).
+func (e *Env) Sample(ctx context.Context, hs ...*Held) { e.sample(ctx, hs...) }
+
 // sample reads the masters' expiry of the target of hs[0] and records, for
 // every hold in hs (one owner's holds of one key), whether its Until lies
 // within it. Each Until is read right before the masters are read and again

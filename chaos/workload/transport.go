@@ -109,6 +109,7 @@ type masterNode struct {
 // its seed drew.
 type dialer struct {
 	transport Transport
+	username  string // "" for the default user
 	password  string
 	// goRedisRead is the go-redis client's ReadTimeout (0: go-redis's
 	// default); rueidisWrite the rueidis client's ConnWriteTimeout.
@@ -149,7 +150,7 @@ func (d *dialer) String() string {
 func (d *dialer) dial(addr string) (masterNode, error) {
 	switch d.transport {
 	case GoRedis:
-		c := goredis.NewClient(&goredis.Options{Addr: addr, Password: d.password, ReadTimeout: d.goRedisRead})
+		c := goredis.NewClient(&goredis.Options{Addr: addr, Username: d.username, Password: d.password, ReadTimeout: d.goRedisRead})
 		n, err := goredisnode.New(c)
 		if err != nil {
 			c.Close()
@@ -158,7 +159,7 @@ func (d *dialer) dial(addr string) (masterNode, error) {
 		return masterNode{node: n, close: func() error { n.Close(); return c.Close() }}, nil
 	case Rueidis:
 		n, err := rueidisnode.Open(rueidis.ClientOption{
-			InitAddress: []string{addr}, Password: d.password,
+			InitAddress: []string{addr}, Username: d.username, Password: d.password,
 			DisableCache:       true, // Open sets DisableRetry and refuses ConnLifetime: never resend a lock command
 			ConnWriteTimeout:   d.rueidisWrite,
 			ReadBufferEachConn: 64 << 10, WriteBufferEachConn: 64 << 10,
@@ -169,7 +170,7 @@ func (d *dialer) dial(addr string) (masterNode, error) {
 		return masterNode{node: n, close: n.Close}, nil
 	case ValkeyGo:
 		n, err := valkeygo.Open(valkey.ClientOption{
-			InitAddress: []string{addr}, Password: d.password,
+			InitAddress: []string{addr}, Username: d.username, Password: d.password,
 			DisableCache:       true,
 			ConnWriteTimeout:   d.rueidisWrite,
 			ReadBufferEachConn: 64 << 10, WriteBufferEachConn: 64 << 10,
@@ -179,7 +180,14 @@ func (d *dialer) dial(addr string) (masterNode, error) {
 		}
 		return masterNode{node: n, close: n.Close}, nil
 	default:
-		p := pool.New(pool.Config{Addr: addr, Password: d.password, Pooled: d.transport == Pooled})
+		p := pool.New(pool.Config{Addr: addr, Username: d.username, Password: d.password, Pooled: d.transport == Pooled})
 		return masterNode{node: p, close: p.Close}, nil
 	}
+}
+
+// DialAs returns a Node of transport t to the master behind addr, logged
+// in as username with password (ACL users), and how to close it.
+func DialAs(t Transport, addr, username, password string) (redlock.Node, func() error, error) {
+	mn, err := (&dialer{transport: t, username: username, password: password}).dial(addr)
+	return mn.node, mn.close, err
 }
