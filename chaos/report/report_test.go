@@ -257,3 +257,27 @@ func TestSVGMergesDenseLocks(t *testing.T) {
 		t.Errorf("SVG of %d bytes", buf.Len())
 	}
 }
+
+// The report tells, per entry point and process lifetime, which scenarios
+// drove them and how each ended; results without Driven are left out.
+func TestDriven(t *testing.T) {
+	res := []scenario.Result{
+		{Scenario: "restart-pipelined-fresh", Verdict: scenario.Pass, Driven: &scenario.Driven{Transport: workload.Pipelined, Lifetime: "fresh"}},
+		{Scenario: "restart-goredis-per-lock", Verdict: scenario.Fail, Driven: &scenario.Driven{Transport: workload.GoRedis, Lifetime: "per-lock"}},
+		{Scenario: "restart-pipelined-aof", Verdict: scenario.Skip, Driven: &scenario.Driven{Transport: workload.Pipelined, Lifetime: "fresh"}},
+		sample(),
+	}
+	cells := report.Driven(res)
+	if len(cells) != 2 || cells[0].EntryPoint != "pipelined" || len(cells[0].Scenarios) != 2 || cells[1].Verdicts[0] != "FAIL" {
+		t.Fatalf("Driven = %+v", cells)
+	}
+	var b bytes.Buffer
+	if err := report.Text(&b, report.Suite{}, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Driven, per entry point and process lifetime", "restart-pipelined-fresh PASS, restart-pipelined-aof SKIP", "restart-goredis-per-lock FAIL"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the report lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -107,6 +107,9 @@ func Text(w io.Writer, suite Suite, results []scenario.Result) error {
 		}
 		fmt.Fprintf(w, "   replay:    go run ./cmd/chaos --backend %s%s --scenario %s --seed %d\n", r.Backend, server, r.Scenario, r.Seed)
 	}
+	if err := drivenTable(w, results); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "\n%s\n", Summary(results))
 	if totals := TransportTotals(results); len(totals) > 0 {
 		parts := make([]string, len(totals))
@@ -225,5 +228,6 @@ func JSON(w io.Writer, suite Suite, results []scenario.Result) error {
 		Results    []scenario.Result `json:"results"`
 		Summary    string            `json:"summary"`
 		Transports []Total           `json:"transports"`
-	}{mode, note, suite.Duration, results, Summary(results), TransportTotals(results)})
+		Driven     []Cell            `json:"driven"`
+	}{mode, note, suite.Duration, results, Summary(results), TransportTotals(results), Driven(results)})
 }
