@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"net"
 
 	"github.com/go-redsync/redsync/v4"
@@ -25,27 +26,34 @@ func rueidisImpls() []Impl {
 	return []Impl{
 		{
 			Name: OursRueidis, Scenarios: rows, New: newOursRueidis,
-			Config: "redlock.Config{} over adapters/rueidis: one rueidis Client per node (auto-pipelined, " +
-				"dial timeout 5s, DisableRetry, DisableCache, ConnLifetime 0), wake on release over a dedicated rueidis pub/sub connection",
+			Config: "redlock.Config{} over adapters/rueidis: one rueidis Client per node made by rueidisnode.Open (auto-pipelined, " +
+				"dial timeout 5s, DisableRetry, DisableCache, ConnLifetime 0: the client settings of redsync's row; Open, " +
+				"which reads the master's identity on each connection, is what the restart guard needs), wake on release over a dedicated rueidis pub/sub connection",
 		},
 		{
 			Name: RedsyncRueidis, Scenarios: rows, New: newRedsyncRueidis,
 			Config: "redsync/v4 with its redis/rueidis adapter (over rueidiscompat) and its defaults (as redsync) " +
-				"on the same rueidis clients as quorumlock-rueidis",
+				"on rueidis clients with the same settings as quorumlock-rueidis's",
 		},
 	}
 }
 
-// newRueidisClients makes one rueidis client per address, as a rueidis
-// user would, with retries and the client-side cache off.
+// rueidisOption is the client settings of both rueidis rows, for addr:
+// as a rueidis user would make them, with retries and the client-side
+// cache off.
+func rueidisOption(addr string, s Settings) rueidis.ClientOption {
+	return rueidis.ClientOption{
+		InitAddress: []string{addr}, ForceSingleClient: true,
+		Dialer:       net.Dialer{Timeout: s.DialTimeout},
+		DisableRetry: true, DisableCache: true,
+	}
+}
+
+// newRueidisClients makes one rueidis client per address (rueidisOption).
 func newRueidisClients(addrs []string, s Settings) ([]rueidis.Client, error) {
 	cs := make([]rueidis.Client, 0, len(addrs))
 	for _, addr := range addrs {
-		c, err := rueidis.NewClient(rueidis.ClientOption{
-			InitAddress: []string{addr}, ForceSingleClient: true,
-			Dialer:       net.Dialer{Timeout: s.DialTimeout},
-			DisableRetry: true, DisableCache: true,
-		})
+		c, err := rueidis.NewClient(rueidisOption(addr, s))
 		if err != nil {
 			closeRueidis(cs)
 			return nil, err
@@ -63,24 +71,24 @@ func closeRueidis(cs []rueidis.Client) {
 
 // rueidisLocker is quorumlock over the rueidis adapter.
 type rueidisLocker struct {
-	clients []rueidis.Client
-	nodes   []*rueidisnode.Node
-	l       *redlock.Locker
-	s       Settings
+	nodes []*rueidisnode.Node
+	l     *redlock.Locker
+	s     Settings
 }
 
 func newOursRueidis(addrs []string, s Settings) (Locker, error) {
-	cs, err := newRueidisClients(addrs, s)
-	if err != nil {
-		return nil, err
-	}
-	r := &rueidisLocker{clients: cs, s: s}
-	nodes := make([]redlock.Node, len(cs))
-	for i, c := range cs {
-		n := rueidisnode.New(c)
+	r := &rueidisLocker{s: s}
+	nodes := make([]redlock.Node, len(addrs))
+	for i, addr := range addrs {
+		n, err := rueidisnode.Open(rueidisOption(addr, s))
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
 		r.nodes = append(r.nodes, n)
 		nodes[i] = n
 	}
+	var err error
 	if r.l, err = redlock.New(nodes, redlock.Config{}); err != nil {
 		r.Close()
 		return nil, err
@@ -93,10 +101,12 @@ func (r *rueidisLocker) NewMutex(key string) Mutex {
 }
 
 func (r *rueidisLocker) Close() error {
+	if r.l != nil {
+		r.l.Close(context.Background())
+	}
 	for _, n := range r.nodes {
 		n.Close()
 	}
-	closeRueidis(r.clients)
 	return nil
 }
 

@@ -13,12 +13,13 @@
 //     late must; Exec does all of it for a client whose commands are built
 //     from strings (rueidis, valkey-go);
 //   - durable grants' group commit (Committer: one probe write and one
-//     WAITAOF for every write before it; Durables: the DurableNode
-//     ability made of them, which refuses a confirmation made by another
-//     master process than the grant's, ErrMasterChanged);
+//     WAITAOF for every write before it; Durables: redlock.Abilities'
+//     Confirm made of them, which refuses a confirmation made by another
+//     master process than the grant's, ErrMasterChanged, and whose WAIT
+//     keeps a margin before its deadline, ConfirmWait);
 //   - the master's process identity read on each new connection
-//     (IdentityCommands, Identity), for the restart guard
-//     (redlock.MasterIdentity) and for Durables;
+//     (IdentityCommands, Identity, Parse), for the restart guard
+//     (redlock.Abilities' Identity) and for Durables;
 //   - arguments formatted as redigo (and so *pool.Node) formats them, an
 //     error reply's message as the master sent it, the argument list of a
 //     prepared script call taken apart, and a client made lazily, so that a
@@ -37,5 +38,6 @@
 // The order in which a Node delivers its commands does not matter to the
 // locks' safety: a release that overtakes its acquire leaves a tombstone
 // that refuses it (see package redlock). redlocktest.TestNode checks the
-// rules. It depends on the standard library only.
+// rules. Beside the standard library it depends on redlock (for the
+// contract's types) and pubsub only.
 package nodeutil

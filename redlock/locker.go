@@ -81,7 +81,13 @@ func New(nodes []Node, cfg Config) (*Locker, error) {
 func (l *Locker) checkAbilities(m *master) error {
 	switch {
 	case l.guard.on && m.ab.Identity == nil:
-		return invalid("node %d (%s, %T) cannot report its master's identity (no Abilities.Identity), which the restart guard needs: use a Node that can, or turn the guard off (Config.RestartGuard < 0, or Config.FsyncAlways for masters that persist every write)", m.i, m.addr(), m.node)
+		why := "" // a Node may say why it cannot (the adapters' New over a client they cannot watch)
+		if r, ok := m.node.(interface{ Identity() (Identity, error) }); ok {
+			if _, err := r.Identity(); err != nil {
+				why = " (" + err.Error() + ")"
+			}
+		}
+		return invalid("node %d (%s, %T) cannot report its master's identity (no Abilities.Identity%s), which the restart guard needs: use a Node that can, or turn the guard off (Config.RestartGuard < 0, or Config.FsyncAlways for masters that persist every write)", m.i, m.addr(), m.node, why)
 	case l.durability.on() && m.ab.Confirm == nil:
 		return invalid("node %d (%s, %T) cannot confirm durable grants (no Abilities.Confirm), which Config.Durability asks for", m.i, m.addr(), m.node)
 	}

@@ -1,8 +1,10 @@
 package inmem
 
 import (
+	"crypto/rand"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/quorumlock/quorumlock/pool"
@@ -13,7 +15,24 @@ import (
 // Lua scripts. Its methods are safe for concurrent use.
 type Masters struct {
 	servers []*miniredis.Miniredis
-	nodes   []*pool.Node
+	nodes   []*node
+}
+
+// node is a master's *pool.Node, which gives the master's identity itself:
+// miniredis answers no INFO server. An in-memory master never restarts
+// while its Masters live, and so never forgets a grant: its identity is
+// one process that persists every write, for the restart guard, which then
+// holds nothing back.
+type node struct {
+	*pool.Node
+	id redlock.Identity
+}
+
+// Abilities are the pool.Node's, with the master's identity.
+func (n *node) Abilities() redlock.Abilities {
+	a := n.Node.Abilities()
+	a.Identity = func() (redlock.Identity, error) { return n.id, nil }
+	return a
 }
 
 // Start starts n in-memory masters on free loopback ports. Close them when
@@ -33,7 +52,9 @@ func Start(n int) (*Masters, error) {
 		// test fast-forwards.
 		s.ClockTTL(true)
 		m.servers = append(m.servers, s)
-		m.nodes = append(m.nodes, pool.New(pool.Config{Addr: s.Addr()}))
+		m.nodes = append(m.nodes, &node{Node: pool.New(pool.Config{Addr: s.Addr()}), id: redlock.Identity{
+			RunID: rand.Text(), Started: time.Now(), AppendOnly: true, AppendFsync: "always",
+		}})
 	}
 	return m, nil
 }
@@ -50,10 +71,11 @@ func New(t testing.TB, n int) *Masters {
 	return m
 }
 
-// Nodes returns one redlock.Node per master, for redlock.New. Each is a
-// *pool.Node, so it is also a redlock.Subscriber and a
-// redlock.PreparedEvaler. The same Nodes are returned on every call; Close
-// closes them.
+// Nodes returns one redlock.Node per master, for redlock.New: a
+// *pool.Node's abilities (redlock.Capable), with the master's identity
+// given by the Masters (an in-memory master that never restarts, and so
+// persists every write: the restart guard holds nothing back). The same
+// Nodes are returned on every call; Close closes them.
 func (m *Masters) Nodes() []redlock.Node {
 	nodes := make([]redlock.Node, len(m.nodes))
 	for i, n := range m.nodes {
