@@ -196,8 +196,11 @@ func (e *engine) do(L *lua.LState) any {
 // formatNumber formats a Lua number given to redis.call as Redis 7 does
 // (the shortest form that reads back the same: integers in decimal).
 func formatNumber(f float64) string {
-	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+	switch {
+	case f == math.Trunc(f) && math.Abs(f) < 1e18:
 		return strconv.FormatInt(int64(f), 10)
+	case math.Abs(f) < 1e21 && math.Abs(f) >= 1e-6:
+		return strconv.FormatFloat(f, 'f', -1, 64)
 	}
 	return strconv.FormatFloat(f, 'g', -1, 64)
 }
@@ -245,7 +248,7 @@ func fromLua(v lua.LValue) any {
 		return nil
 	case *lua.LTable:
 		if e, ok := v.RawGetString("err").(lua.LString); ok {
-			return Error(string(e))
+			return Error(withCode(string(e)))
 		}
 		if s, ok := v.RawGetString("ok").(lua.LString); ok {
 			return Status(string(s))
@@ -261,4 +264,14 @@ func fromLua(v lua.LValue) any {
 		return out
 	}
 	return nil
+}
+
+// withCode gives an error reply an error code ("ERR ") when its message
+// does not start with one, as Redis does.
+func withCode(msg string) string {
+	code, _, _ := strings.Cut(msg, " ")
+	if len(code) >= 2 && strings.ToUpper(code) == code && strings.Trim(code, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == "" {
+		return msg
+	}
+	return "ERR " + msg
 }

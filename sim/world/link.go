@@ -165,6 +165,9 @@ func (l *link) pruneLocked(t time.Time) {
 
 // send puts c on its link at now.
 func (w *World) send(c *call) {
+	if w.OnSend != nil && c.src != "" {
+		w.OnSend(c.l.client, c.keys)
+	}
 	w.mu.Lock()
 	now := time.Now()
 	cl := w.clients[c.l.client]
@@ -262,7 +265,11 @@ func (w *World) arrive(c *call) {
 	var reply any
 	publish := func(channel, msg string) int64 { return w.publishLocked(s, channel, now) }
 	if c.src != "" {
-		reply = s.m.Eval(now, c.src, c.keys, c.args, publish)
+		src := c.src
+		if w.cfg.Rewrite != nil {
+			src = w.cfg.Rewrite(src)
+		}
+		reply = s.m.Eval(now, src, c.keys, c.args, publish)
 	} else {
 		reply = s.m.Do(now, c.args, publish)
 	}

@@ -80,7 +80,7 @@ func (w *World) loop() {
 			continue
 		}
 		next := w.events[0]
-		if d := next.at.Sub(time.Now()); d > 0 {
+		if d := time.Until(next.at); d > 0 {
 			w.mu.Unlock()
 			timer.Reset(d)
 			select {

@@ -38,6 +38,10 @@ type Config struct {
 	Stall time.Duration
 	// Seed draws the network's randomness (delays, drops).
 	Seed uint64
+	// Rewrite, if set, rewrites every script before a master runs it: a
+	// test's way to put a defect into a script without a copy of the
+	// tree.
+	Rewrite func(src string) string
 }
 
 // MasterConfig is one master's settings.
@@ -82,6 +86,10 @@ type World struct {
 	links   [][]*link // [client][master]
 	clients []*client
 
+	// OnSend, if set, is told of every script call a client's Node sends,
+	// on the sending goroutine, before it leaves (without the World's
+	// lock): by then the library has done what it does before it sends.
+	OnSend func(client int, keys []string)
 	// OnExec, if set, is told of every command a master ran, with the
 	// World's lock held (a check may read the masters; it must not call
 	// the World).
