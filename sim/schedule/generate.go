@@ -1,0 +1,538 @@
+package schedule
+
+import (
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// Options shape the schedules Generate draws.
+type Options struct {
+	// Horizon is how long the clients start operations; 0 means drawn
+	// from 2s to 6s.
+	Horizon time.Duration
+	// Kinds restricts the operations (nil: all of them, a few per
+	// schedule).
+	Kinds []Kind
+	// Faults restricts the faults (nil: all).
+	Faults []FaultKind
+	// Unsafe allows faults outside the library's assumptions.
+	Unsafe bool
+	// Masters fixes the number of masters (0: 3 or 5).
+	Masters int
+	// NoFaults draws no faults; NoPrivate no operations on private keys.
+	NoFaults, NoPrivate bool
+	// TightRenewals lets renewed locks (Renew, Do) have TTLs close to
+	// the time a round takes, where the library's renewal comes too late
+	// (see the README's findings).
+	TightRenewals bool
+	// Theme forces a theme: "plain" (faults anywhere) or "split" (each
+	// client reaches a quorum of its own, and the masters they share
+	// fail); "" draws one.
+	Theme string
+	// FencedResume lets hand-overs be of fenced locks, whose resumed
+	// token can come out below the giver's (see the README's findings).
+	FencedResume bool
+	// NoWarmup (split theme): the clients do not first record the
+	// schedule's longest TTL on the masters they reach, so that a client
+	// may never learn another's longer TTL (see the README's findings).
+	NoWarmup bool
+}
+
+const ms = time.Millisecond
+
+// gen draws one schedule.
+type gen struct {
+	r    *rand.Rand
+	o    Options
+	s    *Schedule
+	long time.Duration // the longest TTL any operation uses
+	// split theme: tmax is the schedule's longest TTL; reach[c] the
+	// masters client c reaches.
+	tmax   time.Duration
+	ctmax  time.Duration // split: the TTL of the client whose operations are drawn
+	reach  [][]int
+	shared []int // masters more than one client reaches
+}
+
+// Generate draws a schedule from seed.
+func Generate(seed uint64, o Options) *Schedule {
+	g := &gen{r: rand.New(rand.NewPCG(seed, 0x51ed)), o: o, s: &Schedule{Seed: seed, Unsafe: o.Unsafe, Theme: o.Theme}}
+	if g.s.Theme == "" {
+		g.s.Theme = "plain"
+		if g.chance(0.3) {
+			g.s.Theme = "split"
+		}
+	}
+	g.config()
+	g.ops()
+	g.faults()
+	return g.s
+}
+
+func (g *gen) chance(p float64) bool { return g.r.Float64() < p }
+
+func (g *gen) between(lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return lo
+	}
+	return lo + time.Duration(g.r.Int64N(int64(hi-lo)))
+}
+
+// config draws the masters, the library's configuration and the network.
+func (g *gen) config() {
+	s := g.s
+	n := g.o.Masters
+	if n == 0 {
+		n = 3
+		if g.chance(0.4) {
+			n = 5
+		}
+	}
+	replicas := g.chance(0.25)
+	local := g.chance(0.15)
+	for range n {
+		m := Master{ReplicaLag: -1, FsyncPhase: Duration(g.between(0, time.Second))}
+		switch x := g.r.Float64(); {
+		case local || x < 0.35:
+			m.Persist = "everysec"
+			if g.chance(0.3) {
+				m.Persist = "always"
+			}
+		case x < 0.5:
+			m.Persist = "always"
+		default:
+			m.Persist = "none"
+		}
+		// Clocks disagree by less than a restart takes, and run within
+		// the drift allowance (1%).
+		m.ClockOffset = Duration(g.between(-20*ms, 20*ms))
+		m.ClockRate = 1 + (g.r.Float64()-0.5)*0.01
+		if replicas {
+			m.ReplicaLag = Duration(g.between(0, 300*ms))
+		}
+		s.Masters = append(s.Masters, m)
+	}
+	s.Clients = 2 + g.r.IntN(3)
+	if s.Theme == "split" {
+		s.Clients = 2 + g.r.IntN(2)
+		g.tmax = g.between(max(s.minTTL(), time.Second), max(s.minTTL()*2, 4*time.Second)).Truncate(ms)
+	}
+	s.Lib.Guard = "default"
+	switch x := g.r.Float64(); {
+	case x < 0.15:
+		s.Lib.Guard = "strict"
+		s.Lib.Strict = Duration(g.between(500*ms, 3*time.Second))
+	case x < 0.25 && (g.allAlways() || g.o.Unsafe):
+		s.Lib.Guard = "off"
+	}
+	s.Lib.Local = local
+	if replicas && g.chance(0.6) {
+		s.Lib.Replicas = 1
+	}
+	if g.chance(0.3) {
+		s.Lib.NodeTimeout = Duration(g.between(10*ms, 120*ms))
+	}
+	s.Lib.NoWake = g.chance(0.15)
+	s.Lib.Fencing = g.chance(0.5)
+	// The network is faster than the node timeout, as deployments set it
+	// (slower links are what the Delay fault is for).
+	s.Net.DelayMin = Duration(g.between(20*time.Microsecond, time.Millisecond))
+	s.Net.DelayMax = s.Net.DelayMin + Duration(g.between(0, min(15*ms, s.nodeTimeout()/5)))
+	s.Net.FIFO = g.chance(0.5)
+	if g.chance(0.3) {
+		s.Net.Stall = Duration(g.between(150*ms, 2*time.Second))
+	}
+	s.Horizon = Duration(g.o.Horizon)
+	if s.Horizon == 0 {
+		s.Horizon = Duration(g.between(2*time.Second, 6*time.Second))
+	}
+	s.Keys = map[Kind]int{}
+}
+
+func (g *gen) allAlways() bool {
+	for _, m := range g.s.Masters {
+		if m.Persist != "always" {
+			return false
+		}
+	}
+	return true
+}
+
+// nodeTimeout is the library's node timeout in s.
+func (s *Schedule) nodeTimeout() time.Duration {
+	if s.Lib.NodeTimeout > 0 {
+		return s.Lib.NodeTimeout.D()
+	}
+	return 50 * ms
+}
+
+// minTTL is the shortest TTL that can give a lock in s: above the node
+// timeout, and above what a durable confirmation can take.
+func (s *Schedule) minTTL() time.Duration {
+	t := 2*s.nodeTimeout() + 10*ms
+	if s.Lib.Local || s.Lib.Replicas > 0 {
+		t = max(t, 1200*ms) // a grant waits for its confirmation (up to an fsync, a second)
+	}
+	return t
+}
+
+// ttl draws a TTL: mostly short, now and then long (so that what a call
+// leaves behind stays visible).
+func (g *gen) ttl() time.Duration {
+	if g.tmax > 0 {
+		// Split: each client has a TTL of its own, mostly (clients that
+		// lock for different lengths of time; the warm-up records the
+		// longest of all).
+		if g.chance(0.7) {
+			return g.ctmax
+		}
+		return g.between(g.s.minTTL(), g.tmax).Truncate(ms)
+	}
+	lo := g.s.minTTL()
+	var t time.Duration
+	switch x := g.r.Float64(); {
+	case x < 0.7:
+		t = g.between(lo, max(lo*3, 800*ms))
+	case x < 0.9:
+		t = g.between(lo, max(lo*2, 2*time.Second))
+	default:
+		t = g.between(3*time.Second, 8*time.Second)
+	}
+	return t.Truncate(ms)
+}
+
+// ops draws every client's operations.
+func (g *gen) ops() {
+	s := g.s
+	kinds := g.o.Kinds
+	if len(kinds) == 0 {
+		// A few kinds per schedule: the exploration covers them all over
+		// many schedules, and each schedule contends on its own.
+		all := slices.Clone(Kinds)
+		g.r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+		kinds = all[:1+g.r.IntN(3)]
+		if s.Theme == "split" && !slices.Contains(kinds, Plain) && !slices.Contains(kinds, Fenced) {
+			// What a shared master forgets is a plain or fenced lock's.
+			kinds = append(kinds, []Kind{Plain, Fenced}[g.r.IntN(2)])
+		}
+	}
+	for _, k := range kinds {
+		s.Keys[k] = 1 + g.r.IntN(2)
+		if k == Multi {
+			s.Keys[k] = 3 + g.r.IntN(2)
+		}
+		if k == Read || k == Write {
+			s.Keys[Read], s.Keys[Write] = s.Keys[k], s.Keys[k]
+		}
+	}
+	ops := make([][]Op, s.Clients)
+	ownerSeq := 0
+	if s.Theme == "split" {
+		s.Keys[Plain] = max(s.Keys[Plain], 1) + 1 // the last plain key is the warm-up's
+	}
+	for c := range s.Clients {
+		t := g.between(0, 100*ms)
+		if g.tmax > 0 {
+			g.ctmax = g.tmax
+			if c > 0 {
+				g.ctmax = g.between(g.s.minTTL(), g.tmax).Truncate(ms)
+			}
+		}
+		if s.Theme == "split" && !g.o.NoWarmup {
+			// Each client first records the schedule's longest TTL on
+			// the masters it reaches (a TryLock of a key of its own
+			// registers it with the guard, granted or not), as the chaos
+			// suite's restart-guarded scenario's warm-up lock does.
+			ops[c] = append(ops[c], Op{At: Duration(g.between(0, 10*ms)), Kind: Plain, Key: s.Keys[Plain] - 1, TTL: Duration(g.tmax), Try: true})
+			t = max(t, 50*ms)
+		}
+		for t < s.Horizon.D() {
+			k := kinds[g.r.IntN(len(kinds))]
+			o := g.op(c, k, &ownerSeq)
+			o.At = Duration(t)
+			ops[c] = append(ops[c], o)
+			t += o.Wait.D()/2 + o.Hold.D() + g.between(0, 300*ms)
+		}
+	}
+	s.Ops = ops
+}
+
+// op draws one operation of kind k for client c.
+func (g *gen) op(c int, k Kind, ownerSeq *int) Op {
+	s := g.s
+	o := Op{Kind: k, Key: g.r.IntN(max(s.Keys[k], 1))}
+	if !g.o.NoPrivate && s.Theme != "split" && g.chance(0.2) && k != Resume {
+		o.Key = -1
+	}
+	o.TTL = Duration(g.ttl())
+	if (k == Renew || k == Do) && !g.o.TightRenewals {
+		// A renewal runs a third of the TTL after the grant, not after
+		// the round began: a round that took most of the TTL (slow
+		// links, the fence's write-back) leaves it too late, and the
+		// lock is lost on healthy masters (the README's findings).
+		// Renewed locks get TTLs that leave their renewals room.
+		o.TTL = max(o.TTL, Duration(8*(s.nodeTimeout()+2*s.Net.DelayMax.D())))
+		if s.Lib.Local || s.Lib.Replicas > 0 {
+			// Each renewal waits for its confirmation (up to an fsync,
+			// a second; or the replica's lag): two of them must fit in
+			// two thirds of the TTL.
+			o.TTL = max(o.TTL, Duration(6*time.Second))
+		}
+		if g.tmax > 0 {
+			o.TTL = min(o.TTL, Duration(g.tmax))
+		}
+	}
+	if o.Key == -1 {
+		// A private key's leftovers are checked once the call settled:
+		// a TTL that outlives the check shows them.
+		o.TTL = Duration(g.between(4*time.Second, 9*time.Second).Truncate(ms))
+	}
+	g.long = max(g.long, o.TTL.D())
+	ttl := o.TTL.D()
+	o.Try = g.chance(0.35)
+	o.Wait = Duration(g.between(10*ms, 3*time.Second))
+	if g.chance(0.2) {
+		o.Wait = Duration(g.between(0, 4*s.nodeTimeout())) // ends in an attempt or just after
+	}
+	o.Hold = Duration(g.between(0, ttl*6/5))
+	o.EndedUnlock = g.chance(0.12)
+	o.Watch = g.chance(0.25)
+	extends := func() {
+		for n := g.r.IntN(3); n > 0 && g.chance(0.5); n-- {
+			e := Extend{After: Duration(g.between(0, o.Hold.D()+1)), TTL: Duration(g.between(max(ttl/4, s.minTTL()), 3*ttl).Truncate(ms))}
+			if g.tmax > 0 {
+				e.TTL = min(e.TTL, Duration(g.tmax))
+			}
+			e.Along = len(o.Extends) > 0 && g.chance(0.4)
+			e.Ended = g.chance(0.1)
+			g.long = max(g.long, e.TTL.D())
+			o.Extends = append(o.Extends, e)
+		}
+		slices.SortStableFunc(o.Extends, func(a, b Extend) int { return int(a.After - b.After) })
+	}
+	switch k {
+	case Plain, Fenced, Read, Write, Multi:
+		extends()
+	case Reentrant:
+		*ownerSeq++
+		o.Owner = c*1000 + *ownerSeq
+		for n := g.r.IntN(3); n > 0; n-- {
+			nt := g.between(max(ttl/4, s.minTTL()), max(ttl/2, s.minTTL())).Truncate(ms)
+			nd := Nested{After: Duration(g.between(0, o.Hold.D()+1)), TTL: Duration(nt), Hold: Duration(g.between(0, nt))}
+			if g.chance(0.5) {
+				nd.Extend = Duration(g.between(s.minTTL(), nt).Truncate(ms))
+			}
+			o.Nested = append(o.Nested, nd)
+		}
+		o.Stall = g.chance(0.15)
+		extends()
+	case Semaphore:
+		o.Permits = 2
+		extends()
+	case Renew, Do:
+		o.Hold = Duration(g.between(ttl/2, 3*ttl))
+	case Resume:
+		o.To = (c + 1 + g.r.IntN(max(s.Clients-1, 1))) % s.Clients
+		o.Stale = g.chance(0.3)
+		o.Late = !o.Stale && g.chance(0.4)
+		o.Try = true
+		o.Fenced = g.o.FencedResume && g.chance(0.5)
+	case Fair:
+		o.Crash = false
+	}
+	if k == Multi {
+		n := 1 + g.r.IntN(min(3, s.Keys[Multi]))
+		perm := g.r.Perm(s.Keys[Multi])[:n]
+		slices.Sort(perm)
+		o.Keys = perm
+		if o.Key == -1 {
+			o.Keys = nil
+		}
+	}
+	return o
+}
+
+// faults draws the faults, keeping the schedule within the library's
+// assumptions unless Unsafe: at most a minority of the masters may have
+// lost data within the longest TTL (plus the guard's second of rounding);
+// a failover only to a replica that acknowledged every grant
+// (Durability.Replicas); clock steps small.
+func (g *gen) faults() {
+	s := g.s
+	n := len(s.Masters)
+	quorum := n/2 + 1
+	if g.o.NoFaults {
+		return
+	}
+	allowed := g.o.Faults
+	if len(allowed) == 0 {
+		allowed = FaultKinds
+	}
+	allow := map[FaultKind]bool{}
+	for _, k := range allowed {
+		allow[k] = true
+	}
+	hasReplicas := s.Masters[0].ReplicaLag >= 0
+	if !hasReplicas || (s.Lib.Replicas == 0 && !s.Unsafe) {
+		delete(allow, Failover)
+		if !hasReplicas {
+			delete(allow, Lag)
+		}
+	}
+	if s.Lib.Guard == "off" && !s.Unsafe {
+		delete(allow, Crash) // without the guard only masters that persist every write may lose power
+		if g.allAlways() {
+			allow[Crash] = true
+		}
+	}
+	var kinds []FaultKind
+	for _, k := range FaultKinds {
+		if allow[k] {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) == 0 {
+		return
+	}
+	if s.Theme == "split" {
+		// Each client reaches a quorum of its own for the whole run: the
+		// quorums meet in the masters they share, whose failures the
+		// faults below aim at.
+		g.reach = make([][]int, s.Clients)
+		shared := make([]int, n)
+		for c := range s.Clients {
+			p := g.r.Perm(n)
+			in, out := p[:quorum], p[quorum:]
+			slices.Sort(in)
+			slices.Sort(out)
+			g.reach[c] = in
+			for _, i := range in {
+				shared[i]++
+			}
+			if len(out) > 0 {
+				s.Faults = append(s.Faults, Fault{Kind: Cut, Masters: out, Clients: []int{c}, For: Duration(s.Horizon.D() + time.Minute), Prob: 1})
+			}
+		}
+		g.shared = nil
+		for i, k := range shared {
+			if k >= 2 {
+				g.shared = append(g.shared, i)
+			}
+		}
+	}
+	if s.Theme == "split" && allow[Lag] && len(g.shared) > 0 && g.chance(0.5) {
+		// A shared master's replica lags from the start: its
+		// confirmations of replica writes come late, or not within their
+		// wait, and a failover promotes what it had.
+		s.Faults = append(s.Faults, Fault{Kind: Lag, Masters: []int{g.shared[g.r.IntN(len(g.shared))]}, Lag: Duration(g.between(500*ms, 3*time.Second))})
+	}
+	// lossy[i]: until when master i counts as having lost data.
+	lossy := make([]time.Duration, n)
+	guardFor := g.long + g.long/50 + 1500*ms
+	if s.Lib.Guard == "strict" {
+		guardFor = max(guardFor, s.Lib.Strict.D()+1500*ms)
+	}
+	count := g.r.IntN(2 + int(s.Horizon.D()/time.Second)*2)
+	var losing []FaultKind // split: the faults that make a shared master forget
+	for _, k := range kinds {
+		if k == Crash || k == Failover || k == Restart {
+			losing = append(losing, k)
+		}
+	}
+	for range count {
+		f := Fault{At: Duration(g.between(0, s.Horizon.D())), Kind: kinds[g.r.IntN(len(kinds))]}
+		if s.Theme == "split" && len(losing) > 0 && g.chance(0.6) {
+			f.Kind = losing[g.r.IntN(len(losing))]
+			// Soon after an operation began: a master that forgets a
+			// lock just granted, while it is still valid.
+			if ops := s.Ops[g.r.IntN(len(s.Ops))]; len(ops) > 0 {
+				f.At = ops[g.r.IntN(len(ops))].At + Duration(g.between(0, 1200*ms))
+			}
+			f.At = max(f.At, Duration(200*ms)) // after the warm-up
+		}
+		at := f.At.D()
+		someMasters := func(most int) []int {
+			k := 1 + g.r.IntN(most)
+			p := g.r.Perm(n)[:k]
+			slices.Sort(p)
+			return p
+		}
+		someClients := func() []int {
+			k := 1 + g.r.IntN(s.Clients)
+			p := g.r.Perm(s.Clients)[:k]
+			slices.Sort(p)
+			return p
+		}
+		dir := func() string { return []string{"req", "rep", "both"}[g.r.IntN(3)] }
+		switch f.Kind {
+		case Delay:
+			f.Masters, f.Clients, f.Dir = someMasters(n), someClients(), dir()
+			f.For = Duration(g.between(10*ms, 3*time.Second))
+			f.Delay = Duration([]time.Duration{g.between(ms, 40*ms), g.between(40*ms, 300*ms), g.between(750*ms, 2250*ms)}[g.r.IntN(3)])
+		case Drop:
+			f.Masters, f.Clients, f.Dir = someMasters(n), someClients(), dir()
+			f.For = Duration(g.between(10*ms, 2*time.Second))
+			f.Prob = []float64{0.1, 0.5, 1}[g.r.IntN(3)]
+		case LoseReply:
+			f.Masters, f.Clients = someMasters(n), someClients()
+			f.For = Duration(g.between(10*ms, 2*time.Second))
+			f.Prob = []float64{0.2, 0.5, 1}[g.r.IntN(3)]
+			f.Reset = g.chance(0.5)
+		case Cut:
+			f.Masters, f.Clients = someMasters(n), someClients()
+			f.For = Duration(g.between(20*ms, 3*time.Second))
+			if g.chance(0.3) {
+				f.Prob = 1
+			}
+		case Crash, Failover:
+			i := g.r.IntN(n)
+			if len(g.shared) > 0 && g.chance(0.8) {
+				i = g.shared[g.r.IntN(len(g.shared))]
+			}
+			lost := 0
+			for j := range n {
+				if j != i && lossy[j] > at {
+					lost++
+				}
+			}
+			if f.Kind == Crash {
+				f.For = Duration(g.between(100*ms, 2*time.Second))
+			}
+			f.Masters = []int{i}
+			if f.Kind == Crash && s.Masters[i].Persist == "always" {
+				break // loses nothing
+			}
+			if !s.Unsafe && lost+1 > n-quorum {
+				continue
+			}
+			lossy[i] = max(lossy[i], at+f.For.D()+guardFor)
+		case Restart:
+			f.Masters = []int{g.r.IntN(n)}
+			if len(g.shared) > 0 && g.chance(0.8) {
+				f.Masters = []int{g.shared[g.r.IntN(len(g.shared))]}
+			}
+			f.For = Duration(g.between(100*ms, 1500*ms))
+		case Freeze:
+			f.Masters = []int{g.r.IntN(n)}
+			f.For = Duration(g.between(10*ms, 2*time.Second))
+		case ClockStep:
+			f.Masters = []int{g.r.IntN(n)}
+			f.Step = Duration(g.between(-ms, ms))
+			if s.Unsafe && g.chance(0.5) {
+				f.Step = Duration(g.between(-2*time.Second, 2*time.Second))
+			}
+		case ClockRate:
+			f.Masters = []int{g.r.IntN(n)}
+			f.Rate = 1 + (g.r.Float64()-0.5)*0.01
+		case Lag:
+			f.Masters = []int{g.r.IntN(n)}
+			f.Lag = Duration(g.between(0, 2*time.Second))
+		case ClientPause:
+			f.Clients = []int{g.r.IntN(s.Clients)}
+			f.For = Duration([]time.Duration{g.between(ms, 50*ms), g.between(50*ms, 500*ms), g.between(500*ms, 3*time.Second)}[g.r.IntN(3)])
+		}
+		s.Faults = append(s.Faults, f)
+	}
+	slices.SortStableFunc(s.Faults, func(a, b Fault) int { return int(a.At - b.At) })
+}

@@ -1,0 +1,153 @@
+package workload
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/quorumlock/quorumlock/redlock/layout"
+	"github.com/quorumlock/quorumlock/sim/world"
+)
+
+// Checks made after every command a master ran, at that instant, with the
+// World's lock held (so they read the masters directly, never through the
+// World's methods):
+//   - no-reader-beside-writer: a read-write lock's master never holds a
+//     live reader beside its writer;
+//   - fair registration: the first moment a fair waiter is registered and
+//     live on a quorum of the masters is recorded (checker.Register), for
+//     fair-order.
+
+type execState struct {
+	r          *Run
+	registered map[string]bool // fair waiter ids seen on a quorum
+	// late[m][id]: the first command of the acquisition (or waiter) id
+	// that master m ran had been given up by its caller (it came late).
+	late []map[string]bool
+}
+
+func (x *execState) init(r *Run) {
+	x.r = r
+	x.registered = map[string]bool{}
+	x.late = make([]map[string]bool, len(r.S.Masters))
+	for i := range x.late {
+		x.late[i] = map[string]bool{}
+	}
+}
+
+// wrote reports whether the command e left state naming id on its master
+// (a release leaves none: only its tombstone).
+func (x *execState) wrote(e world.Exec, id string) bool {
+	m := x.r.W.Master(e.Master)
+	for _, k := range e.Keys {
+		if layout.IsTomb(k) {
+			continue
+		}
+		for _, it := range m.Dump(e.At, k) {
+			if it.Key != k {
+				continue
+			}
+			for _, p := range describe(it) {
+				for _, pid := range partIDs(p) {
+					if pid == id {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// firstLate reports whether the first command of id that master m ran
+// came after its caller gave up, and left state naming id. Call with the World's lock held (Inspect).
+func (x *execState) firstLate(m int, id string) bool { return x.late[m][id] }
+
+// logical returns the checker's name of a lock from one of its Redis keys
+// ("{rw0}:w" -> "rw0").
+func (x *execState) logical(rkey string) string {
+	k := strings.TrimPrefix(rkey, x.r.S.Lib.Prefix)
+	if strings.HasPrefix(k, "{") {
+		if i := strings.IndexByte(k, '}'); i > 0 {
+			return k[1:i]
+		}
+	}
+	return k
+}
+
+func (x *execState) onExec(e world.Exec) {
+	// Every acquisition (and fair waiter) names its tombstone in the
+	// call's keys: note whether the first of its commands a master ran
+	// came late.
+	for _, k := range e.Keys {
+		if _, id, ok := strings.Cut(k, layout.TombInfix); ok {
+			if _, seen := x.late[e.Master][id]; !seen {
+				x.late[e.Master][id] = e.Late && x.wrote(e, id)
+			}
+		}
+	}
+	if e.Src == "" || len(e.Keys) < 2 {
+		return
+	}
+	switch {
+	case strings.HasSuffix(e.Keys[1], ":w") && len(e.Keys) >= 4:
+		x.coexist(e, e.Keys[1], e.Keys[2])
+	case len(e.Keys) >= 6 && strings.HasSuffix(e.Keys[2], ":fair:queue") && len(e.Args) >= 3:
+		x.fair(e)
+	}
+}
+
+// coexist checks master e.Master for a live reader beside the writer.
+func (x *execState) coexist(e world.Exec, writer, readers string) {
+	m := x.r.W.Master(e.Master)
+	now := e.At
+	if _, ok := m.ExpireAt(now, writer); !ok {
+		return
+	}
+	nowMs := m.Clock.Ms(now)
+	for _, it := range m.Dump(now, readers) {
+		if it.Key != readers {
+			continue
+		}
+		for _, z := range it.Zset {
+			if int64(z.Score) > nowMs {
+				x.r.H.Coexist(e.Client, x.logical(writer), now,
+					fmt.Sprintf("master %d holds writer %s beside live reader %s (expires at %d, now %d)", e.Master, writer, z.Member, int64(z.Score), nowMs))
+				return
+			}
+		}
+	}
+}
+
+// fair records the first moment the waiter of a fair acquire is live on a
+// quorum of the masters.
+func (x *execState) fair(e world.Exec) {
+	id := e.Args[2]
+	if x.registered[id] {
+		return
+	}
+	queue, expiry, lockKey := e.Keys[2], e.Keys[3], e.Keys[1]
+	n := 0
+	for i := range x.r.S.Masters {
+		m := x.r.W.Master(i)
+		if !m.Up() {
+			continue
+		}
+		if _, ok := m.ZScore(e.At, queue, id); !ok {
+			continue
+		}
+		if exp, ok := m.ZScore(e.At, expiry, id); ok && int64(exp) > m.Clock.Ms(e.At) {
+			n++
+		}
+	}
+	if n < x.r.quorum {
+		return
+	}
+	x.registered[id] = true
+	c := x.r.clients[e.Client]
+	c.mu.Lock()
+	call, ok := c.inFair[lockKey]
+	c.mu.Unlock()
+	if ok {
+		x.r.H.Register(e.Client, x.logical(lockKey), call, e.At)
+	}
+}

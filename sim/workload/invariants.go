@@ -1,0 +1,18 @@
+package workload
+
+import "github.com/quorumlock/quorumlock/chaos/checker"
+
+// The simulator's own invariants, beside the chaos checker's: properties
+// the chaos suite asserts in a scenario of its own (paused-client, the
+// Resume workload) rather than in its checker, and which the simulator
+// checks on every run.
+const (
+	// ValidityAtGrant: a lock is never returned with no validity left
+	// (its Until not after the moment it is returned): the library counts
+	// the time the round took (validity = ttl - elapsed - drift > 0).
+	ValidityAtGrant checker.Invariant = "validity-at-grant"
+	// ResumeReleased: a Resume of a token whose lock was released (on
+	// every master, before the Resume was called) fails: Resume never
+	// creates a lock.
+	ResumeReleased checker.Invariant = "resume-of-released"
+)
