@@ -35,14 +35,19 @@ type observer struct {
 	keyAttribute bool
 }
 
-var _ redlock.Observer = (*observer)(nil)
+var (
+	_ redlock.Observer          = (*observer)(nil)
+	_ redlock.NodeStateObserver = (*observer)(nil)
+)
 
 // NewObserver returns a redlock.Observer that records the metrics and
 // spans described in the package documentation, through otel's global
-// MeterProvider and TracerProvider unless opts name others. Its methods are
-// safe for concurrent use. Metric instruments are created here; an error
-// creating one goes to otel's global error handler, and that metric is
-// then not recorded.
+// MeterProvider and TracerProvider unless opts name others. It is also a
+// redlock.NodeStateObserver, which a Locker detects in redlock.New: a
+// wrapper around it must keep that method, or masters' outages go
+// untraced. Its methods are safe for concurrent use. Metric instruments
+// are created here; an error creating one goes to otel's global error
+// handler, and that metric is then not recorded.
 func NewObserver(opts ...Option) redlock.Observer {
 	var c config
 	for _, opt := range opts {
@@ -105,18 +110,30 @@ func (o *observer) Lost(e redlock.LostEvent) {
 	o.span(e.Context(), "quorumlock.lost", now, now, e.Cause, true, append(base, attrKey.String(e.Key))...)
 }
 
-// NodeError counts the failed call and makes a span of zero length that
-// carries its error. The master's address is a metric attribute always: a
-// Locker has few masters.
+// NodeError counts the failed call, by operation, master and error type.
+// It makes no span: a Lock that waits on a dead master fails a call to it
+// every round, and NodeState tells the master's failure once. The master's
+// address is a metric attribute always: a Locker has few masters.
 func (o *observer) NodeError(e redlock.NodeErrorEvent) {
-	now := time.Now()
-	attrs := []attribute.KeyValue{
+	o.inst.nodeErrors.Add(e.Context(), 1, metric.WithAttributeSet(attribute.NewSet(
 		attrOp.String(e.Op),
 		attrAddr.String(e.Addr),
 		attrErrorType.String(errorType(e.Err)),
+	)))
+}
+
+// NodeState makes a span of zero length when a master starts failing
+// (quorumlock.node_down, with its error as an exception event) and when it
+// answers again (quorumlock.node_up): one pair per outage, however many
+// calls failed in it.
+func (o *observer) NodeState(e redlock.NodeStateEvent) {
+	now := time.Now()
+	if e.Up {
+		o.span(e.Context(), "quorumlock.node_up", now, now, nil, false, attrAddr.String(e.Addr))
+		return
 	}
-	o.inst.nodeErrors.Add(e.Context(), 1, metric.WithAttributeSet(attribute.NewSet(attrs...)))
-	o.span(e.Context(), "quorumlock.node_error", now, now, e.Err, true, attrs...)
+	o.span(e.Context(), "quorumlock.node_down", now, now, e.Err, true,
+		attrAddr.String(e.Addr), attrErrorType.String(errorType(e.Err)))
 }
 
 // metricAttrs is base, plus the key when WithKeyAttribute asked for it.

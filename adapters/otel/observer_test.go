@@ -14,6 +14,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/quorumlock/quorumlock/adapters/otel"
+	"github.com/quorumlock/quorumlock/quorum"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -47,9 +48,11 @@ func onlySpan(t *testing.T, r *recorder, name string) sdktrace.ReadOnlySpan {
 }
 
 // An acquisition is counted and timed by kind and outcome, and its span
-// covers the wait; the outcome tells contention from failures.
+// covers the wait; the outcome tells contention from failures by what the
+// masters said, also when the call then waited until its context ended.
 func TestAcquireOutcome(t *testing.T) {
 	nodeTimeout := fmt.Errorf("master 2: %w", context.DeadlineExceeded)
+	noIdentity := fmt.Errorf("master 3: %w: the restart guard cannot apply to it", redlock.ErrInvalid)
 	for _, tc := range []struct {
 		name    string
 		err     error
@@ -60,9 +63,16 @@ func TestAcquireOutcome(t *testing.T) {
 		{"held elsewhere", &redlock.QuorumError{Op: "lock", Key: "k", Nodes: 3, Quorum: 2, Refused: 2, Granted: 1}, "not_acquired", codes.Unset},
 		{"masters down", &redlock.QuorumError{Op: "lock", Key: "k", Nodes: 3, Quorum: 2, Failed: 3, NodeErrors: nodeTimeout}, "unavailable", codes.Error},
 		{"late quorum", &redlock.QuorumError{Op: "lock", Key: "k", Nodes: 3, Quorum: 2, Granted: 3, Late: true}, "late", codes.Error},
-		{"waited in vain", &redlock.QuorumError{Op: "lock", Key: "k", Nodes: 3, Quorum: 2, Refused: 3, Cause: context.DeadlineExceeded}, "timeout", codes.Error},
-		{"canceled", &redlock.QuorumError{Op: "lock", Key: "k", Nodes: 3, Quorum: 2, Refused: 3, Cause: context.Canceled}, "canceled", codes.Error},
+		{"held until the deadline", &redlock.QuorumError{Op: "lock", Key: "k", Nodes: 3, Quorum: 2, Refused: 3, Cause: context.DeadlineExceeded}, "not_acquired", codes.Unset},
+		{"held until canceled", &redlock.QuorumError{Op: "lock", Key: "k", Nodes: 3, Quorum: 2, Refused: 2, Failed: 1, NodeErrors: nodeTimeout, Cause: context.Canceled}, "not_acquired", codes.Unset},
+		{"down until the deadline", &redlock.QuorumError{Op: "lock", Key: "k", Nodes: 3, Quorum: 2, Granted: 1, Failed: 2, NodeErrors: nodeTimeout, Cause: context.DeadlineExceeded}, "unavailable", codes.Error},
+		{"misconfigured master", &redlock.QuorumError{Op: "lock", Key: "k", Nodes: 3, Quorum: 2, Granted: 1, Failed: 2, NodeErrors: noIdentity}, "invalid", codes.Error},
+		{"misconfigured until the deadline", &redlock.QuorumError{Op: "lock", Key: "k", Nodes: 3, Quorum: 2, Refused: 1, Failed: 2, NodeErrors: noIdentity, Cause: context.DeadlineExceeded}, "invalid", codes.Error},
+		{"nothing learned by the deadline", &redlock.QuorumError{Op: "lock", Key: "k", Nodes: 3, Quorum: 2, Pending: 3, Cause: context.DeadlineExceeded}, "timeout", codes.Error},
+		{"nothing learned when canceled", &redlock.QuorumError{Op: "lock", Key: "k", Nodes: 3, Quorum: 2, Pending: 3, Cause: context.Canceled}, "canceled", codes.Error},
+		{"closed", &redlock.QuorumError{Op: "lock", Key: "k", Nodes: 3, Quorum: 2, Pending: 3, Cause: redlock.ErrClosed}, "error", codes.Error},
 		{"invalid", fmt.Errorf("%w: empty key", redlock.ErrInvalid), "invalid", codes.Error},
+		{"unavailable, not a QuorumError", fmt.Errorf("semaphore: %w", redlock.ErrUnavailable), "unavailable", codes.Error},
 		{"plain context error", context.Canceled, "canceled", codes.Error},
 		{"other", errors.New("boom"), "error", codes.Error},
 	} {
@@ -191,28 +201,79 @@ func TestLost(t *testing.T) {
 }
 
 // A master's failed call is counted by op, master and error type, and
-// makes a zero-length error span.
+// makes no span: a storm of them (a Lock waiting on a dead master) must not
+// flood the trace.
 func TestNodeError(t *testing.T) {
 	obs, r := newObserver(t)
 	obs.NodeError(redlock.NodeErrorEvent{Op: "lock", Addr: "10.0.0.1:6379", Err: context.DeadlineExceeded})
 	obs.NodeError(redlock.NodeErrorEvent{Op: "lock", Addr: "10.0.0.1:6379", Err: fmt.Errorf("read: %w", os.ErrDeadlineExceeded)})
+	obs.NodeError(redlock.NodeErrorEvent{Op: "lock", Addr: "10.0.0.1:6379", Err: quorum.ErrNoAnswer})
 	obs.NodeError(redlock.NodeErrorEvent{Op: "release", Addr: "10.0.0.2:6379", Err: context.Canceled})
 	obs.NodeError(redlock.NodeErrorEvent{Op: "extend", Addr: "10.0.0.2:6379", Err: errors.New("ERR unknown command")})
+	for range 1000 {
+		obs.NodeError(redlock.NodeErrorEvent{Op: "guard", Addr: "10.0.0.3:6379", Err: errors.New("connection refused")})
+	}
 
 	const prefix = "quorumlock.node.errors{error.type="
 	wantPoints(t, r.points(t), map[string]point{
-		prefix + "timeout,quorumlock.node.address=10.0.0.1:6379,quorumlock.node.op=lock}":     {Sum: 2},
+		prefix + "timeout,quorumlock.node.address=10.0.0.1:6379,quorumlock.node.op=lock}":     {Sum: 3},
 		prefix + "canceled,quorumlock.node.address=10.0.0.2:6379,quorumlock.node.op=release}": {Sum: 1},
 		prefix + "error,quorumlock.node.address=10.0.0.2:6379,quorumlock.node.op=extend}":     {Sum: 1},
+		prefix + "error,quorumlock.node.address=10.0.0.3:6379,quorumlock.node.op=guard}":      {Sum: 1000},
 	})
-	ended := r.spans.Ended()
-	if len(ended) != 4 {
-		t.Fatalf("%d spans, want 4", len(ended))
+	if ended := r.spans.Ended(); len(ended) != 0 {
+		t.Errorf("%d spans (the first %q), want none for failed calls", len(ended), ended[0].Name())
 	}
-	for _, s := range ended {
-		if s.Name() != "quorumlock.node_error" || s.Status().Code != codes.Error || len(s.Events()) != 1 {
-			t.Errorf("span %s status %v events %d, want quorumlock.node_error, Error, 1 event", s.Name(), s.Status().Code, len(s.Events()))
+}
+
+// The Observer is a NodeStateObserver, and a master's outage makes two
+// zero-length spans: quorumlock.node_down, an error carrying the failure,
+// when it starts failing, and quorumlock.node_up when it answers again.
+func TestNodeState(t *testing.T) {
+	obs, r := newObserver(t)
+	states, ok := obs.(redlock.NodeStateObserver)
+	if !ok {
+		t.Fatalf("%T is not a redlock.NodeStateObserver", obs)
+	}
+	failure := fmt.Errorf("dial tcp 10.0.0.1:6379: %w", os.ErrDeadlineExceeded)
+	states.NodeState(redlock.NodeStateEvent{Addr: "10.0.0.1:6379", Err: failure})
+	states.NodeState(redlock.NodeStateEvent{Addr: "10.0.0.1:6379", Up: true})
+
+	ended := r.spans.Ended()
+	if len(ended) != 2 {
+		t.Fatalf("%d spans, want 2", len(ended))
+	}
+	for i, want := range []struct {
+		name, errorType string
+		status          codes.Code
+		events          int
+	}{
+		{"quorumlock.node_down", "timeout", codes.Error, 1},
+		{"quorumlock.node_up", "", codes.Unset, 0},
+	} {
+		s := ended[i]
+		if s.Name() != want.name || s.Status().Code != want.status || len(s.Events()) != want.events {
+			t.Errorf("span %d: %s, status %v, %d events; want %s, status %v, %d events",
+				i, s.Name(), s.Status().Code, len(s.Events()), want.name, want.status, want.events)
 		}
+		if !s.EndTime().Equal(s.StartTime()) {
+			t.Errorf("span %s lasts %v, want zero", s.Name(), s.EndTime().Sub(s.StartTime()))
+		}
+		if s.Parent().IsValid() {
+			t.Errorf("span %s has parent %v, want a root span", s.Name(), s.Parent())
+		}
+		if addr, _ := attr(s, "quorumlock.node.address"); addr.AsString() != "10.0.0.1:6379" {
+			t.Errorf("span %s: address %q, want 10.0.0.1:6379", s.Name(), addr.AsString())
+		}
+		if et, _ := attr(s, "error.type"); et.AsString() != want.errorType {
+			t.Errorf("span %s: error.type %q, want %q", s.Name(), et.AsString(), want.errorType)
+		}
+	}
+	if d := ended[0].Status().Description; d != failure.Error() {
+		t.Errorf("node_down status %q, want the failure %q", d, failure)
+	}
+	if ps := r.points(t); len(ps) != 0 {
+		t.Errorf("metrics %v, want none: failed calls are counted by NodeError", keys(ps))
 	}
 }
 
@@ -279,8 +340,8 @@ func TestConcurrentUse(t *testing.T) {
 		"quorumlock.acquisitions{quorumlock.lock.kind=lock,quorumlock.outcome=acquired}":               {Sum: goroutines * each},
 		"quorumlock.node.errors{error.type=error,quorumlock.node.address=m:1,quorumlock.node.op=lock}": {Sum: goroutines * each},
 	})
-	if n := len(r.spans.Ended()); n != 2*goroutines*each {
-		t.Errorf("%d spans, want %d", n, 2*goroutines*each)
+	if n := len(r.spans.Ended()); n != goroutines*each {
+		t.Errorf("%d spans, want %d: one per acquisition, none per failed call", n, goroutines*each)
 	}
 }
 
