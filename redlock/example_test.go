@@ -54,32 +54,62 @@ func ExampleLocker_Lock() {
 	// unlocked
 }
 
-// One attempt; tell "someone else holds it" from "too few masters answered".
+// One attempt; tell "someone else holds it" from "the masters are down"
+// with errors.Is: ErrUnavailable means too few masters answered and none
+// refused, so the lock may well be free (retry later, alert, or run
+// anyway where that is safe); ErrNotAcquired alone means it is held.
 func ExampleLocker_TryLock() {
+	try := func(locker *redlock.Locker, ttl time.Duration) {
+		ctx := context.Background()
+		lk, err := locker.TryLock(ctx, "report:daily", ttl)
+		switch {
+		case err == nil:
+			fmt.Println("locked")
+			lk.Unlock(ctx)
+		case errors.Is(err, redlock.ErrInvalid):
+			log.Fatal(err) // a bug or a misconfiguration: never "down"
+		case errors.Is(err, redlock.ErrUnavailable):
+			fmt.Println("masters unavailable: the lock may be free; retry later")
+		case errors.Is(err, redlock.ErrNotAcquired):
+			fmt.Println("held elsewhere: skip this run")
+		}
+	}
+
 	// In a real program: pool.New nodes for your masters, as in ExampleNew.
 	locker, err := redlock.New(exampleNodes(), redlock.Config{})
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer locker.Close(context.Background())
 	ctx := context.Background()
 	other, err := locker.Lock(ctx, "report:daily", time.Minute) // another run holds it
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer other.Unlock(ctx)
+	try(locker, time.Minute)
+	other.Unlock(ctx)
+	try(locker, time.Minute)
 
-	lk, err := locker.TryLock(ctx, "report:daily", time.Minute)
-	var qerr *redlock.QuorumError
-	switch {
-	case err == nil:
-		fmt.Println("locked")
-		defer lk.Unlock(ctx)
-	case errors.As(err, &qerr) && qerr.Refused > 0:
-		fmt.Println("held elsewhere") // err matches redlock.ErrNotAcquired
-	default:
-		fmt.Println("masters unavailable:", err)
+	// Masters that are down: nothing listens on these ports.
+	var down []redlock.Node
+	for _, addr := range []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"} {
+		n := pool.New(pool.Config{Addr: addr})
+		defer n.Close()
+		down = append(down, n)
 	}
-	// Output: held elsewhere
+	unreachable, err := redlock.New(down, redlock.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer unreachable.Close(context.Background())
+	// A short TTL: the release of the failed attempt is sent again until it
+	// passed (the acquire of a master that did not answer may still land),
+	// and Close waits for it.
+	try(unreachable, time.Second)
+	// Output:
+	// held elsewhere: skip this run
+	// locked
+	// masters unavailable: the lock may be free; retry later
 }
 
 // Extend before Until passes; once it has passed the lock cannot be saved.
