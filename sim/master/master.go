@@ -149,7 +149,7 @@ func (m *Master) Info(now time.Time) (server, persistence, appendfsync string) {
 // Fsync writes what the AOF holds to disk (appendfsync everysec's tick).
 func (m *Master) Fsync(now time.Time) {
 	m.lastSync = now
-	if m.disk == nil || !m.up {
+	if m.disk == nil || !m.up || m.Persist.Fsync != "everysec" {
 		return
 	}
 	if m.Persist.Fsync == "no" {
@@ -314,4 +314,17 @@ func (m *Master) ExpireAt(now time.Time, key string) (int64, bool) {
 		return 0, false
 	}
 	return e.expireAt, true
+}
+
+// Reconfigure changes the persistence of a master that is down: it will
+// restart with p (the AOF it had, if any, is what the new process loads).
+func (m *Master) Reconfigure(p Persistence) {
+	m.Persist = p
+	switch {
+	case p.AppendOnly && m.disk == nil:
+		m.disk = m.ks.Clone()
+	case !p.AppendOnly:
+		m.disk = nil
+	}
+	m.unsynced = m.unsynced[:0]
 }

@@ -2,6 +2,8 @@ package world
 
 import (
 	"time"
+
+	"github.com/quorumlock/quorumlock/sim/master"
 )
 
 // Faults, applied at the moment they are called (the schedule calls them
@@ -110,8 +112,9 @@ func (w *World) Link(f LinkFault) {
 }
 
 // Crash kills master i as a power loss does, and restarts it (a new
-// process) after down; down <= 0 leaves it down.
-func (w *World) Crash(i int, down time.Duration) {
+// process) after down; down <= 0 leaves it down. A non-nil then is the
+// persistence it restarts with.
+func (w *World) Crash(i int, down time.Duration, then *master.Persistence) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s := w.masters[i]
@@ -122,6 +125,9 @@ func (w *World) Crash(i int, down time.Duration) {
 	lossy := !s.m.Persist.AppendOnly || s.m.Persist.Fsync != "always"
 	s.m.Crash(now)
 	sp := w.logLocked(Span{Client: -1, Master: i, From: now, Until: now.Add(24 * time.Hour), Kind: "crash", Lossy: lossy})
+	if then != nil {
+		s.m.Reconfigure(*then)
+	}
 	if down > 0 {
 		s.downUntil = now.Add(down)
 		sp.Until = s.downUntil

@@ -350,7 +350,11 @@ func (w *World) deliverOutcome(c *call, reply any, err error, info *identity) {
 	}
 	w.mu.Unlock()
 	if info != nil && err == nil {
-		c.l.ident.Note(info.server, info.persistence, info.appendfsync)
+		if info.refused != nil {
+			c.l.ident.Refused(info.refused)
+		} else {
+			c.l.ident.Note(info.server, info.persistence, info.appendfsync)
+		}
 	}
 	c.complete(reply, err)
 }

@@ -3,6 +3,7 @@ package world
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/quorumlock/quorumlock/nodeutil"
 	"github.com/quorumlock/quorumlock/redlock"
@@ -13,14 +14,26 @@ import (
 // is the only file that knows the Node contract (redlock/node.go): a
 // change to the contract costs an edit here.
 type Node struct {
-	w *World
-	l *link
+	w    *World
+	l    *link
+	dead *atomic.Bool // set: the process exited, nothing is sent (nil: never)
 }
 
 var _ redlock.Capable = (*Node)(nil)
 
 // Node returns client c's Node for master i.
 func (w *World) Node(c, i int) *Node { return &Node{w: w, l: w.links[c][i]} }
+
+// ExitingNodes returns Nodes of client c for a process that exits: once
+// exit is called they send nothing more (what they sent before still
+// arrives).
+func (w *World) ExitingNodes(c int) (nodes []redlock.Node, exit func()) {
+	dead := new(atomic.Bool)
+	for i := range w.masters {
+		nodes = append(nodes, &Node{w: w, l: w.links[c][i], dead: dead})
+	}
+	return nodes, func() { dead.Store(true) }
+}
 
 // Nodes returns client c's Nodes, one per master.
 func (w *World) Nodes(c int) []redlock.Node {
@@ -52,6 +65,9 @@ func (n *Node) Abilities() redlock.Abilities {
 		EvalPrepared: n.evalPrepared,
 		EvalAsync:    n.evalAsync,
 		Subscribe: func(ctx context.Context, channel string, ch chan<- struct{}) (func(), error) {
+			if n.exited() {
+				return nil, ErrCrashed
+			}
 			return n.w.subscribe(ctx, n.l, channel, ch)
 		},
 		Identity: n.l.ident.Get,
@@ -78,6 +94,10 @@ func (n *Node) start(ctx context.Context, src string, keys, args []string, done 
 		done.Complete(nil, err)
 		return
 	}
+	if n.exited() {
+		done.Complete(nil, ErrCrashed)
+		return
+	}
 	n.w.send(&call{w: n.w, l: n.l, src: src, keys: keys, args: args, done: done})
 }
 
@@ -85,6 +105,10 @@ func (n *Node) confirm(ctx context.Context, probe string, local bool, replicas i
 	cf := &confirm{probe: probe, local: local, replicas: replicas, want: n.l.ident.RunID(), wait: nodeutil.ConfirmWait(ctx), done: done}
 	if err := ctx.Err(); err != nil {
 		done(0, 0, err)
+		return
+	}
+	if n.exited() {
+		done(0, 0, ErrCrashed)
 		return
 	}
 	n.w.send(&call{w: n.w, l: n.l, args: []string{"WAITAOF"}, done: cf, confirm: cf})
@@ -102,6 +126,9 @@ func (n *Node) wait(ctx context.Context, start func(done Completion)) (any, erro
 		return nil, fmt.Errorf("sim: %s: %w", n.Addr(), ctx.Err())
 	}
 }
+
+// exited reports whether the Node's process exited.
+func (n *Node) exited() bool { return n.dead != nil && n.dead.Load() }
 
 type outcome struct {
 	reply any

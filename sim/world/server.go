@@ -17,9 +17,13 @@ import (
 // identity is what a new connection reads (nodeutil.IdentityCommands).
 type identity struct {
 	run, server, persistence, appendfsync string
+	refused                               error // INFO refused (an ACL)
 }
 
 func (s *server) identityLocked(now time.Time) *identity {
+	if s.noInfo {
+		return &identity{run: s.m.RunID(), refused: master.Error("NOPERM this user has no permissions to run the 'info' command")}
+	}
 	sv, p, f := s.m.Info(now)
 	return &identity{run: s.m.RunID(), server: sv, persistence: p, appendfsync: f}
 }

@@ -56,6 +56,9 @@ type MasterConfig struct {
 	ReplicaLag time.Duration
 	// FsyncPhase is when, within each second, an everysec master fsyncs.
 	FsyncPhase time.Duration
+	// NoInfo: the master refuses INFO (an ACL): Nodes cannot tell its
+	// process.
+	NoInfo bool
 }
 
 // Range is a range of durations.
@@ -108,6 +111,7 @@ type server struct {
 	downUntil   time.Time // crashed until restarted (zero: up, or down for good)
 	subs        map[string][]*sub
 	fsyncPhase  time.Duration
+	noInfo      bool // refuses INFO
 }
 
 // client is what the network knows of one client.
@@ -148,7 +152,7 @@ func New(cfg Config, now time.Time) *World {
 	for i, mc := range cfg.Masters {
 		lag := mc.ReplicaLag
 		m := master.New(fmt.Sprintf("m%d", i), now, mc.Persist, master.NewClock(now, mc.ClockOffset, mc.ClockRate), lag)
-		w.masters = append(w.masters, &server{m: m, i: i, subs: map[string][]*sub{}, fsyncPhase: mc.FsyncPhase})
+		w.masters = append(w.masters, &server{m: m, i: i, subs: map[string][]*sub{}, fsyncPhase: mc.FsyncPhase, noInfo: mc.NoInfo})
 	}
 	for c := range cfg.Clients {
 		w.clients = append(w.clients, &client{})
@@ -165,9 +169,8 @@ func New(cfg Config, now time.Time) *World {
 // bubble.
 func (w *World) Run() {
 	for _, s := range w.masters {
-		if s.m.Persist.AppendOnly && s.m.Persist.Fsync == "everysec" {
-			w.scheduleFsync(s, w.start.Add(s.fsyncPhase))
-		}
+		// Every master ticks: one restarted with everysec fsyncs too.
+		w.scheduleFsync(s, w.start.Add(s.fsyncPhase))
 	}
 	go w.loop()
 }
