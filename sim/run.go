@@ -218,20 +218,23 @@ func worldConfig(s *schedule.Schedule) world.Config {
 		Seed:    s.Seed,
 	}
 	for _, m := range s.Masters {
-		var p master.Persistence
-		switch m.Persist {
-		case "everysec", "always", "no":
-			p = master.Persistence{AppendOnly: true, Fsync: m.Persist}
-		default:
-			p = master.Persistence{Fsync: "everysec"}
-		}
+		p := persistence(m.Persist)
 		rate := m.ClockRate
 		if rate == 0 {
 			rate = 1
 		}
-		cfg.Masters = append(cfg.Masters, world.MasterConfig{Persist: p, ClockOffset: m.ClockOffset.D(), ClockRate: rate, ReplicaLag: m.ReplicaLag.D(), FsyncPhase: m.FsyncPhase.D()})
+		cfg.Masters = append(cfg.Masters, world.MasterConfig{Persist: p, ClockOffset: m.ClockOffset.D(), ClockRate: rate, ReplicaLag: m.ReplicaLag.D(), FsyncPhase: m.FsyncPhase.D(), NoInfo: m.NoInfo})
 	}
 	return cfg
+}
+
+// persistence is a schedule's persistence as a master runs it.
+func persistence(name string) master.Persistence {
+	switch name {
+	case "everysec", "always", "no":
+		return master.Persistence{AppendOnly: true, Fsync: name}
+	}
+	return master.Persistence{Fsync: "everysec"} // no AOF (appendfsync keeps its default)
 }
 
 // inject puts fault f in force now.
@@ -251,7 +254,12 @@ func inject(w *world.World, r *workload.Run, f schedule.Fault) {
 			if p := w.Master(i).Persist; !p.AppendOnly || p.Fsync != "always" {
 				r.NoteLoss(i, time.Now())
 			}
-			w.Crash(i, f.For.D())
+			var then *master.Persistence
+			if f.Persist != "" {
+				p := persistence(f.Persist)
+				then = &p
+			}
+			w.Crash(i, f.For.D(), then)
 		}
 	case schedule.Restart:
 		for _, i := range f.Masters {

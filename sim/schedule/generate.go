@@ -53,6 +53,12 @@ type gen struct {
 	ctmax  time.Duration // split: the TTL of the client whose operations are drawn
 	reach  [][]int
 	shared []int // masters more than one client reaches
+	// longExtends: Extends may go past tmax (every pair of clients shares
+	// two masters).
+	longExtends bool
+	// late are the clients that start late; starts every client's start.
+	late   []int
+	starts []time.Duration
 }
 
 // Generate draws a schedule from seed.
@@ -117,6 +123,7 @@ func (g *gen) config() {
 	if s.Theme == "split" {
 		s.Clients = 2 + g.r.IntN(2)
 		g.tmax = g.between(max(s.minTTL(), time.Second), max(s.minTTL()*2, 4*time.Second)).Truncate(ms)
+		g.split(n)
 	}
 	s.Lib.Guard = "default"
 	switch x := g.r.Float64(); {
@@ -135,6 +142,11 @@ func (g *gen) config() {
 	}
 	s.Lib.NoWake = g.chance(0.15)
 	s.Lib.Fencing = g.chance(0.5)
+	if s.Theme == "split" && g.chance(0.15) {
+		// One master refuses INFO (an ACL without it): the guard cannot
+		// judge it, and its grants must not count.
+		s.Masters[g.r.IntN(n)].NoInfo = true
+	}
 	// The network is faster than the node timeout, as deployments set it
 	// (slower links are what the Delay fault is for).
 	s.Net.DelayMin = Duration(g.between(20*time.Microsecond, time.Millisecond))
@@ -233,6 +245,13 @@ func (g *gen) ops() {
 	}
 	for c := range s.Clients {
 		t := g.between(0, 100*ms)
+		if s.Theme == "split" && c > 0 && g.chance(0.35) {
+			// A process that starts later, and first meets the masters
+			// after some of them failed.
+			t = g.between(500*ms, 2*time.Second)
+			g.late = append(g.late, c)
+		}
+		g.starts = append(g.starts, t)
 		if g.tmax > 0 {
 			g.ctmax = g.tmax
 			if c > 0 {
@@ -244,8 +263,8 @@ func (g *gen) ops() {
 			// the masters it reaches (a TryLock of a key of its own
 			// registers it with the guard, granted or not), as the chaos
 			// suite's restart-guarded scenario's warm-up lock does.
-			ops[c] = append(ops[c], Op{At: Duration(g.between(0, 10*ms)), Kind: Plain, Key: s.Keys[Plain] - 1, TTL: Duration(g.tmax), Try: true})
-			t = max(t, 50*ms)
+			ops[c] = append(ops[c], Op{At: Duration(t), Kind: Plain, Key: s.Keys[Plain] - 1, TTL: Duration(g.tmax), Try: true})
+			t += 50 * ms
 		}
 		for t < s.Horizon.D() {
 			k := kinds[g.r.IntN(len(kinds))]
@@ -298,10 +317,16 @@ func (g *gen) op(c int, k Kind, ownerSeq *int) Op {
 	o.Hold = Duration(g.between(0, ttl*6/5))
 	o.EndedUnlock = g.chance(0.12)
 	o.Watch = g.chance(0.25)
+	if o.Key < 0 && g.chance(0.3) {
+		switch k {
+		case Plain, Fenced, Read, Write, Fair, Semaphore, Renew:
+			o.Exit = true
+		}
+	}
 	extends := func() {
 		for n := g.r.IntN(3); n > 0 && g.chance(0.5); n-- {
 			e := Extend{After: Duration(g.between(0, o.Hold.D()+1)), TTL: Duration(g.between(max(ttl/4, s.minTTL()), 3*ttl).Truncate(ms))}
-			if g.tmax > 0 {
+			if g.tmax > 0 && !g.longExtends {
 				e.TTL = min(e.TTL, Duration(g.tmax))
 			}
 			e.Along = len(o.Extends) > 0 && g.chance(0.4)
@@ -396,36 +421,48 @@ func (g *gen) faults() {
 		return
 	}
 	if s.Theme == "split" {
-		// Each client reaches a quorum of its own for the whole run: the
-		// quorums meet in the masters they share, whose failures the
-		// faults below aim at.
-		g.reach = make([][]int, s.Clients)
-		shared := make([]int, n)
-		for c := range s.Clients {
-			p := g.r.Perm(n)
-			in, out := p[:quorum], p[quorum:]
-			slices.Sort(in)
-			slices.Sort(out)
-			g.reach[c] = in
-			for _, i := range in {
-				shared[i]++
+		// Each client reaches a quorum of its own for the whole run (see
+		// config): the others are cut off.
+		for c, in := range g.reach {
+			var out []int
+			for i := range n {
+				if !slices.Contains(in, i) {
+					out = append(out, i)
+				}
 			}
 			if len(out) > 0 {
 				s.Faults = append(s.Faults, Fault{Kind: Cut, Masters: out, Clients: []int{c}, For: Duration(s.Horizon.D() + time.Minute), Prob: 1})
 			}
 		}
-		g.shared = nil
-		for i, k := range shared {
-			if k >= 2 {
-				g.shared = append(g.shared, i)
-			}
-		}
 	}
+	var plan []Fault // faults aimed at the split's weak points, checked as the others are
 	if s.Theme == "split" && allow[Lag] && len(g.shared) > 0 && g.chance(0.5) {
 		// A shared master's replica lags from the start: its
 		// confirmations of replica writes come late, or not within their
-		// wait, and a failover promotes what it had.
-		s.Faults = append(s.Faults, Fault{Kind: Lag, Masters: []int{g.shared[g.r.IntN(len(g.shared))]}, Lag: Duration(g.between(500*ms, 3*time.Second))})
+		// wait, and a failover (soon after a lock was taken) promotes
+		// what it had.
+		x := g.shared[g.r.IntN(len(g.shared))]
+		s.Faults = append(s.Faults, Fault{Kind: Lag, Masters: []int{x}, Lag: Duration(g.between(1*time.Second, 3*time.Second))})
+		if allow[Failover] && g.chance(0.7) {
+			plan = append(plan, Fault{Kind: Failover, Masters: []int{x}, At: Duration(g.opTime() + g.between(100*ms, 1500*ms))})
+		}
+	}
+	if s.Theme == "split" && allow[Crash] {
+		// A late process first meets a master that failed since a lock
+		// was taken on it.
+		for _, c := range g.late {
+			var shared []int
+			for _, i := range g.reach[c] {
+				for d := range s.Clients {
+					if d != c && slices.Contains(g.reach[d], i) && g.starts[d] < g.starts[c] {
+						shared = append(shared, i)
+					}
+				}
+			}
+			if len(shared) > 0 && g.chance(0.7) && g.starts[c] > 300*ms {
+				plan = append(plan, Fault{Kind: Crash, Masters: []int{shared[g.r.IntN(len(shared))]}, At: Duration(g.between(150*ms, g.starts[c]-100*ms))})
+			}
+		}
 	}
 	// lossy[i]: until when master i counts as having lost data.
 	lossy := make([]time.Duration, n)
@@ -434,15 +471,21 @@ func (g *gen) faults() {
 		guardFor = max(guardFor, s.Lib.Strict.D()+1500*ms)
 	}
 	count := g.r.IntN(2 + int(s.Horizon.D()/time.Second)*2)
+	if s.Theme == "plain" && g.chance(0.2) {
+		count = 0 // fault-free runs are where fair order and starvation are judged
+	}
 	var losing []FaultKind // split: the faults that make a shared master forget
 	for _, k := range kinds {
 		if k == Crash || k == Failover || k == Restart {
 			losing = append(losing, k)
 		}
 	}
-	for range count {
+	for j := range count + len(plan) {
 		f := Fault{At: Duration(g.between(0, s.Horizon.D())), Kind: kinds[g.r.IntN(len(kinds))]}
-		if s.Theme == "split" && len(losing) > 0 && g.chance(0.6) {
+		planned := j < len(plan)
+		if planned {
+			f = plan[j]
+		} else if s.Theme == "split" && len(losing) > 0 && g.chance(0.6) {
 			f.Kind = losing[g.r.IntN(len(losing))]
 			// Soon after an operation began: a master that forgets a
 			// lock just granted, while it is still valid.
@@ -490,6 +533,9 @@ func (g *gen) faults() {
 			if len(g.shared) > 0 && g.chance(0.8) {
 				i = g.shared[g.r.IntN(len(g.shared))]
 			}
+			if planned {
+				i = f.Masters[0]
+			}
 			lost := 0
 			for j := range n {
 				if j != i && lossy[j] > at {
@@ -500,6 +546,11 @@ func (g *gen) faults() {
 				f.For = Duration(g.between(100*ms, 2*time.Second))
 			}
 			f.Masters = []int{i}
+			if f.Kind == Crash && s.Theme == "split" && s.Masters[i].Persist != "always" && g.chance(0.2) {
+				// Restarted with another persistence: appendfsync always
+				// now, and empty, for it did not have it before.
+				f.Persist = []string{"always", "everysec"}[g.r.IntN(2)]
+			}
 			if f.Kind == Crash && s.Masters[i].Persist == "always" {
 				break // loses nothing
 			}
@@ -535,4 +586,53 @@ func (g *gen) faults() {
 		s.Faults = append(s.Faults, f)
 	}
 	slices.SortStableFunc(s.Faults, func(a, b Fault) int { return int(a.At - b.At) })
+}
+
+// split draws the masters each client reaches: a quorum each. The quorums
+// meet in the masters they share, whose failures the faults aim at. With
+// five masters, half of the schedules give every client a common pair:
+// whichever of the two fails, the other keeps every client's record, and
+// Extends may then go past the warm-up's TTL (the guard learns them from
+// the records).
+func (g *gen) split(n int) {
+	s := g.s
+	quorum := n/2 + 1
+	g.reach = make([][]int, s.Clients)
+	var pair []int
+	if n == 5 && g.chance(0.5) {
+		pair = g.r.Perm(n)[:2]
+		g.longExtends = true
+	}
+	shared := make([]int, n)
+	for c := range s.Clients {
+		in := slices.Clone(pair)
+		for _, i := range g.r.Perm(n) {
+			if len(in) == quorum {
+				break
+			}
+			if !slices.Contains(in, i) {
+				in = append(in, i)
+			}
+		}
+		slices.Sort(in)
+		g.reach[c] = in
+		for _, i := range in {
+			shared[i]++
+		}
+	}
+	for i, k := range shared {
+		if k >= 2 {
+			g.shared = append(g.shared, i)
+		}
+	}
+}
+
+// opTime is when a random operation of a random client starts (0 when
+// there is none).
+func (g *gen) opTime() time.Duration {
+	ops := g.s.Ops[g.r.IntN(len(g.s.Ops))]
+	if len(ops) == 0 {
+		return 0
+	}
+	return ops[g.r.IntN(len(ops))].At.D()
 }

@@ -45,6 +45,9 @@ type Master struct {
 	// ReplicaLag < 0: no replica.
 	ReplicaLag Duration `json:"replica_lag"`
 	FsyncPhase Duration `json:"fsync_phase,omitempty"`
+	// NoInfo: the master refuses INFO to the clients' user (an ACL): their
+	// Nodes cannot tell its process.
+	NoInfo bool `json:"no_info,omitempty"`
 }
 
 // Lib is the library's configuration, the same for every client.
@@ -135,6 +138,9 @@ type Op struct {
 	Permits int `json:"permits,omitempty"`
 	// Crash (Fair): the waiter's client crashes while it waits.
 	Crash bool `json:"crash,omitempty"`
+	// Exit: a Locker of the operation's own is closed right after its
+	// Unlock, and its process exits (its Nodes send nothing more).
+	Exit bool `json:"exit,omitempty"`
 }
 
 // Extend is one Extend of a hold.
@@ -195,6 +201,9 @@ type Fault struct {
 	Step Duration `json:"step,omitempty"`
 	Rate float64  `json:"rate,omitempty"`
 	Lag  Duration `json:"lag,omitempty"`
+	// Persist (Crash): the restarted master runs with this persistence
+	// ("always", "everysec", "none"), "" for the one it had.
+	Persist string `json:"persist,omitempty"`
 }
 
 // String is a one-line account of the fault.
@@ -230,6 +239,9 @@ func (f Fault) String() string {
 	}
 	if f.Lag != 0 {
 		fmt.Fprintf(&b, " lag=%v", f.Lag)
+	}
+	if f.Persist != "" {
+		fmt.Fprintf(&b, " then=%s", f.Persist)
 	}
 	return b.String()
 }
@@ -285,7 +297,7 @@ func (s *Schedule) Describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d, theme %s, %d masters, %d clients, horizon %v, unsafe=%v\n", s.Seed, s.Theme, len(s.Masters), s.Clients, s.Horizon, s.Unsafe)
 	for i, m := range s.Masters {
-		fmt.Fprintf(&b, "  master %d: persist=%s clock offset=%v rate=%v replica lag=%v\n", i, m.Persist, m.ClockOffset, m.ClockRate, m.ReplicaLag)
+		fmt.Fprintf(&b, "  master %d: persist=%s clock offset=%v rate=%v replica lag=%v no-info=%v\n", i, m.Persist, m.ClockOffset, m.ClockRate, m.ReplicaLag, m.NoInfo)
 	}
 	fmt.Fprintf(&b, "  lib: %+v\n  net: %+v\n", s.Lib, s.Net)
 	for _, f := range s.Faults {

@@ -15,4 +15,10 @@ const (
 	// every master, before the Resume was called) fails: Resume never
 	// creates a lock.
 	ResumeReleased checker.Invariant = "resume-of-released"
+	// MisconfigurationAccepted: a misconfiguration is an ErrInvalid, never
+	// silently weakened or read as Redis being down: New refuses Nodes
+	// that cannot tell their master's process while the restart guard is
+	// on, and an acquisition that failed for a misconfigured master (INFO
+	// refused) matches ErrInvalid, not ErrUnavailable.
+	MisconfigurationAccepted checker.Invariant = "misconfiguration-accepted"
 )

@@ -94,6 +94,15 @@ func (c *client) simple(ctx context.Context, op schedule.Op) {
 	name := keyName(op.Kind, op.Key, c.i)
 	rkey := r.S.Lib.Prefix + name
 	l := c.locker(op.Kind)
+	if op.Exit {
+		// A process of its own, which closes its Locker right after the
+		// call and exits: what it left must be gone all the same.
+		var exit func()
+		if l, exit = c.exiting(op); l == nil {
+			return
+		}
+		defer c.exit(l, exit)
+	}
 	e := checker.Event{Waits: !op.Try}
 	var acquire func(ctx context.Context) (*redlock.Lock, error)
 	ttl := op.TTL.D()
@@ -164,7 +173,7 @@ func (c *client) simple(ctx context.Context, op schedule.Op) {
 	}
 	if err != nil {
 		c.attempt(e, []string{name}, call, err)
-		c.settle(op, before, call, rf)
+		c.settleAfterExit(op, l, before, call, rf)
 		return
 	}
 	t := target{token: lk.Token()}
@@ -182,7 +191,56 @@ func (c *client) simple(ctx context.Context, op schedule.Op) {
 	h := c.grant(e, []string{name}, call, lk, t, rf)
 	c.hold(cctx, op, h, rf)
 	c.unlock(ctx, op, h)
+	c.settleAfterExit(op, l, before, call, rf)
+}
+
+// exiting returns a Locker of op's own, over Nodes of a process that
+// exits when exit is called (nil when it cannot be made).
+func (c *client) exiting(op schedule.Op) (*redlock.Locker, func()) {
+	nodes, exit := c.r.W.ExitingNodes(c.i)
+	cfg := c.r.config()
+	cfg.Observer = c.obs
+	cfg.Fencing = cfg.Fencing || op.Kind == schedule.Fenced
+	cfg.AutoRenew = op.Kind == schedule.Renew
+	l, err := redlock.New(nodes, cfg)
+	if err != nil {
+		return nil, nil
+	}
+	c.mu.Lock()
+	c.exits = append(c.exits, exitingLocker{l: l, exit: exit})
+	c.mu.Unlock()
+	return l, exit
+}
+
+// settleAfterExit closes an exiting operation's Locker and exits its
+// process (Close waits for the releases in flight and their retries),
+// then settles the call.
+func (c *client) settleAfterExit(op schedule.Op, l *redlock.Locker, before state, call time.Time, rf *ref) {
+	if op.Exit {
+		c.exit(l, nil)
+	}
 	c.settle(op, before, call, rf)
+}
+
+// exit closes l (bounded) and exits its process.
+func (c *client) exit(l *redlock.Locker, _ func()) {
+	c.mu.Lock()
+	var exit func()
+	for i, x := range c.exits {
+		if x.l == l {
+			exit = x.exit
+			c.exits = append(c.exits[:i], c.exits[i+1:]...)
+			break
+		}
+	}
+	c.mu.Unlock()
+	if exit == nil {
+		return // exited already
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	l.Close(ctx)
+	cancel()
+	exit()
 }
 
 // hold keeps h for op.Hold: its Extends at their times (two at once when

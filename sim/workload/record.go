@@ -163,6 +163,11 @@ func (c *client) grant(e checker.Event, keys []string, call time.Time, lk *redlo
 
 // attempt records an acquire that returned without the lock.
 func (c *client) attempt(e checker.Event, keys []string, call time.Time, err error) {
+	var mq *redlock.QuorumError
+	if errors.As(err, &mq) && errors.Is(err, redlock.ErrUnavailable) && errors.Is(mq.NodeErrors, redlock.ErrInvalid) {
+		c.r.violate(checker.Violation{Invariant: MisconfigurationAccepted, Key: keys[0], Client: c.i, At: c.r.H.Offset(time.Now()),
+			Detail: "an acquisition that failed for a misconfigured master matches ErrUnavailable: " + err.Error()})
+	}
 	o := checker.Refused
 	var q *redlock.QuorumError
 	if !errors.As(err, &q) || q.Failed > 0 || q.Pending > 0 || q.Late || q.Cause != nil || q.Granted > 0 {

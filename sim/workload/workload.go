@@ -12,6 +12,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -67,6 +68,14 @@ type client struct {
 	mu       sync.Mutex
 	inFair   map[string]time.Time // fair key -> the call time of the client's waiting fair call
 	failures []nodeFailure
+	exits    []exitingLocker // Lockers of processes that exit after their call
+}
+
+// exitingLocker is the Locker of an operation whose process exits after
+// it, and how it exits.
+type exitingLocker struct {
+	l    *redlock.Locker
+	exit func()
 }
 
 // New makes the clients' Lockers; nothing is sent until Start.
@@ -100,7 +109,38 @@ func New(w *world.World, s *schedule.Schedule, h *checker.History) (*Run, error)
 	}
 	w.OnExec = r.exec.onExec
 	w.OnSend = r.onSend
+	r.probeNew()
 	return r, nil
+}
+
+// noIdentity is a Node that cannot tell its master's process.
+type noIdentity struct{ *world.Node }
+
+func (n noIdentity) Abilities() redlock.Abilities {
+	a := n.Node.Abilities()
+	a.Identity = nil
+	return a
+}
+
+// probeNew checks that New refuses, with ErrInvalid, Nodes that cannot
+// tell their master's process when the restart guard is on (it needs
+// them): a guard silently absent is a misconfiguration accepted.
+func (r *Run) probeNew() {
+	cfg := r.config()
+	if cfg.RestartGuard < 0 {
+		return
+	}
+	var nodes []redlock.Node
+	for _, n := range r.W.Nodes(0) {
+		nodes = append(nodes, noIdentity{n.(*world.Node)})
+	}
+	l, err := redlock.New(nodes, cfg)
+	if err == nil {
+		l.Close(context.Background())
+		r.violate(checker.Violation{Invariant: MisconfigurationAccepted, Key: "*", Detail: "New accepted Nodes without Abilities.Identity while the restart guard is on"})
+	} else if !errors.Is(err, redlock.ErrInvalid) {
+		r.violate(checker.Violation{Invariant: MisconfigurationAccepted, Key: "*", Detail: "New refused Nodes without Abilities.Identity with an error that is not ErrInvalid: " + err.Error()})
+	}
 }
 
 // config is the redlock.Config the schedule gives every client.

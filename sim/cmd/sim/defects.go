@@ -72,19 +72,23 @@ func runDefects(c config) int {
 	if err != nil {
 		fatal("%v", err)
 	}
-	fmt.Printf("\n%-40s %-8s %10s %10s  %s\n", "DEFECT", "OUTCOME", "AFTER", "SCHEDULES", "HOW")
+	// A caught defect's seed tells how many schedules it took: the
+	// workers explore the seeds from --from on together.
+	fmt.Printf("\n%-40s %-8s %10s %10s  %s\n", "DEFECT", "OUTCOME", "AFTER", "SEED", "HOW")
 	if !c.skipBase {
 		b := rep.Baseline
-		fmt.Printf("%-40s %-8s %10v %10d  %s\n", "(baseline)", passOrFail(b), b.After.Round(time.Second), b.Schedules, b.Failure+b.Detail)
+		fmt.Printf("%-40s %-8s %10v %10s  %d schedules %s\n", "(baseline)", passOrFail(b), b.After.Round(time.Second), "-", b.Schedules, b.Failure+b.Detail)
 	}
 	for _, r := range rep.Results {
-		how := strings.Join(r.Signature, ", ")
+		how, seed := strings.Join(r.Signature, ", "), "-"
 		if r.Outcome == mutate.Caught {
-			how = fmt.Sprintf("seed %d: %s", r.Seed, how)
+			seed = fmt.Sprint(r.Seed)
+		} else if r.Outcome == mutate.Missed {
+			how = fmt.Sprintf("%d schedules, none failed", r.Schedules)
 		} else if r.Detail != "" {
 			how = r.Detail
 		}
-		fmt.Printf("%-40s %-8s %10v %10d  %s\n", r.Defect.Name, r.Outcome, r.After.Round(100*time.Millisecond), r.Schedules, firstLine(how))
+		fmt.Printf("%-40s %-8s %10v %10s  %s\n", r.Defect.Name, r.Outcome, r.After.Round(100*time.Millisecond), seed, firstLine(how))
 	}
 	fmt.Printf("\n%d of %d caught in %v\n", rep.Caught(), len(rep.Results), rep.Elapsed.Round(time.Second))
 	if rep.OK() {
