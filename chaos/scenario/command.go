@@ -69,7 +69,7 @@ func restartCommand(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
-	if err := register(ctx, e, e.Client(0)); err != nil {
+	if err := register(ctx, e, e.Client(0), registerTTL); err != nil {
 		return err
 	}
 	if err := r.Apply(ctx, cuts(2)...); err != nil {

@@ -94,13 +94,21 @@ func (f *freezer) hold(ctx context.Context) {
 // wait returns when every frozen call has returned.
 func (f *freezer) wait() { f.calls.Wait() }
 
-var _ redlock.Node = (*frozenNode)(nil)
+var _ redlock.Capable = (*frozenNode)(nil)
 
 // frozenNode is a master as a frozen client sees it.
 type frozenNode struct {
 	redlock.Node
 	i int
 	f *freezer
+}
+
+// Abilities are the wrapped Node's but its script calls, which go through
+// Eval, where the freeze is.
+func (n *frozenNode) Abilities() redlock.Abilities {
+	a := redlock.AbilitiesOf(n.Node)
+	a.EvalPrepared, a.EvalAsync = nil, nil
+	return a
 }
 
 // Do freezes a SET of the armed key.

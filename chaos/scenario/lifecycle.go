@@ -87,14 +87,16 @@ func closePerLock(ctx context.Context, r *Run) error {
 
 // slowGrant is the body of slow-grant.
 func slowGrant(ctx context.Context, r *Run) error {
-	e, err := r.Env(ctx, workload.EnvConfig{Clients: 1})
+	// A node timeout far above the delay: the grants must come in time,
+	// late as their replies are, on a loaded machine too.
+	e, err := r.Env(ctx, workload.EnvConfig{Clients: 1, Locker: func(int) redlock.Config { return workload.LockerConfig(500 * time.Millisecond) }})
 	if err != nil {
 		return err
 	}
 	c := e.Client(0)
 	// Registered with every reply on time: the guard's round is no part
 	// of what is measured.
-	if err := register(ctx, e, c); err != nil {
+	if err := register(ctx, e, c, 2*time.Second); err != nil {
 		return err
 	}
 	for j := range e.Cluster.Nodes() {

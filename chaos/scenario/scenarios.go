@@ -252,6 +252,14 @@ func splitVote(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
+	// Every client reads and writes the masters' records before the
+	// rounds (its restart guard's first round), so that its first
+	// attempt of a round starts when the round does.
+	for _, c := range e.Clients() {
+		if err := register(ctx, e, c, ttl); err != nil {
+			return err
+		}
+	}
 	for c := range Nodes {
 		for i := range Nodes {
 			if lat := step * time.Duration((i-c+Nodes)%Nodes); lat > 0 {

@@ -131,7 +131,7 @@ func (s shared) run(ctx context.Context, r *Run) error {
 	}
 	a, b := e.Client(0), e.Client(1)
 	if s.guard >= 0 && !s.unregistered {
-		if err := register(ctx, e, a); err != nil {
+		if err := register(ctx, e, a, registerTTL); err != nil {
 			return err
 		}
 	}
@@ -276,21 +276,22 @@ func contendPerLock(ctx context.Context, r *Run, e *workload.Env, ha *workload.H
 	return got, whileA, first
 }
 
-// registerTTL is the TTL of register's lock: short, so that the records
-// hold no TTL that the scenario's own clients did not use.
+// registerTTL is the TTL of register's lock where the scenario's clients
+// use longer ones: short, so that the records hold no TTL that the
+// scenario's own clients did not use.
 const registerTTL = 200 * time.Millisecond
 
-// register has client a lock and release a key of its own while it still
+// register has client a lock and release a key of its own, for ttl, while it still
 // reaches every master, as the clients of a deployment in use have: the
 // restart guard then knows every master (their records name their
 // processes). Without it, the masters that the cuts keep a client from
 // would be unknown to every client, a deployment's first lock taken in a
 // partition (which the guard leaves to the operator). The lock is no part
 // of the history: it is the deployment's past.
-func register(ctx context.Context, e *workload.Env, a *workload.Client) error {
+func register(ctx context.Context, e *workload.Env, a *workload.Client, ttl time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	lk, err := a.Locker.Lock(ctx, e.Key("register"), registerTTL)
+	lk, err := a.Locker.Lock(ctx, e.Key("register"), ttl)
 	if err != nil {
 		return fmt.Errorf("scenario: client A could not lock with every master: %w", err)
 	}

@@ -31,10 +31,10 @@ type Client struct {
 	// sh is the state the clients of the Env share (shared.go).
 	sh *shared
 	// long is the same client with Lockers of its own for the long TTLs
-	// of its private keys and blocked calls (LongestTTL): the restart
-	// guard of a Locker lasts the longest TTL it used, and theirs would
-	// keep a restarted master out of every quorum of the client that
-	// long.
+	// of its private keys and blocked calls (LongestTTL). The masters'
+	// records share every client's longest TTL with every other
+	// (redlock/guard.go), so it no longer keeps them out of the others'
+	// guard; it is kept for the Lockers' own state (their queues).
 	long *Client
 	// probing is the same client with Lockers of its own for the probes,
 	// without the restart guard (RestartGuard -1): the probes run on

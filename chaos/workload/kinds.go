@@ -232,12 +232,15 @@ func (s *step) hold(h *Held) {
 // privateTTLs is the TTL of a private key, in TTLs of the workload.
 const privateTTLs = 10
 
-// LongestTTL is the longest TTL a Locker of the random workload acquires
-// or extends a lock with, for Config.TTL ttl (an Extend's, 3 TTLs),
-// but for the Lockers of the private keys and the blocked calls (see
-// Client.long): the restart guard of a client holds a restarted master
-// back that long (redlock.Config.RestartGuard).
-func LongestTTL(ttl time.Duration) time.Duration { return 3 * ttl }
+// LongestTTL is the longest TTL a Locker of the random workload with the
+// restart guard on acquires or extends a lock with, for Config.TTL ttl:
+// an Extend's (3 TTLs), a private key's (privateTTLs) and a blocked call's
+// (blockedTTL). The masters' records keep the longest TTL any client used,
+// and every client's guard holds a restarted master back that long
+// (redlock/guard.go); the probes' Lockers have the guard off.
+func LongestTTL(ttl time.Duration) time.Duration {
+	return max(3*ttl, privateTTLs*ttl, blockedTTL)
+}
 
 // private tries the client's own key, which no other client locks, with a
 // long TTL: an attempt can only fail by a fault, and whatever it wrote must
