@@ -23,11 +23,12 @@ func (l *Locker) attempt(ctx context.Context, v *variant, key string, keys []str
 	if v.fenced {
 		counter = keys[len(keys)-1]
 	}
-	res, start, fence, err := l.round(ctx, l.acquireCall(v, keys, token, ms), counter, ms)
+	c := l.acquireCall(v, keys, token, ms)
+	res, start, fence, err := l.round(ctx, c, counter, ms)
 	if until, valid := l.validity(ttl, start); err == nil && res.OK() && valid {
-		return newLock(l, v, key, keys, token, ttl, fence, until), nil, nil
+		return newLock(l, v, key, keys, c.head(keys), token, ttl, fence, until), nil, nil
 	}
-	release := l.releaseCall(opRelease, v, v.release, keys, token, "", ttl) // announces nothing
+	release := l.releaseCall(opRelease, v, v.release, c.head(keys), "", ttl) // announces nothing
 	cleaned = l.sendAll(ctx, release, func(i int) bool { return unsettled(res.Votes[i], res.Answered[i]) })
 	qerr := l.quorumError(opLock, key, res, err)
 	qerr.Late = err == nil && res.OK() // a quorum, but no validity left

@@ -41,27 +41,25 @@ func (l *Locker) Close(ctx context.Context) error {
 	return nil
 }
 
-// counter counts calls in flight; wait waits until there are none.
+// counter counts calls in flight; wait waits until there are none. It
+// allocates nothing unless someone waits.
 type counter struct {
 	mu   sync.Mutex
 	n    int
-	zero chan struct{} // closed while n is 0; nil: closed
+	zero chan struct{} // made by a wait while n > 0, closed when n is 0 again
 }
 
 func (c *counter) add() {
 	c.mu.Lock()
-	if c.n == 0 {
-		c.zero = make(chan struct{})
-	}
 	c.n++
 	c.mu.Unlock()
 }
 
 func (c *counter) done() {
 	c.mu.Lock()
-	c.n--
-	if c.n == 0 {
+	if c.n--; c.n == 0 && c.zero != nil {
 		close(c.zero)
+		c.zero = nil
 	}
 	c.mu.Unlock()
 }
@@ -69,11 +67,15 @@ func (c *counter) done() {
 // wait returns once no call is in flight, or with ctx's error.
 func (c *counter) wait(ctx context.Context) error {
 	c.mu.Lock()
-	zero := c.zero
-	c.mu.Unlock()
-	if zero == nil {
+	if c.n == 0 {
+		c.mu.Unlock()
 		return nil
 	}
+	if c.zero == nil {
+		c.zero = make(chan struct{})
+	}
+	zero := c.zero
+	c.mu.Unlock()
 	select {
 	case <-zero:
 		return nil

@@ -85,7 +85,7 @@ func (lk *Lock) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 	if l.closed.Load() {
 		return l.quorumError(opExtend, lk.key, nil, ErrClosed) // nothing sent
 	}
-	c := l.extendCall(opExtend, lk.v.extend, lk.keys, lk.token, ms)
+	c := l.extendCall(opExtend, lk.v.extend, lk.head, ms)
 	l.prepare(ctx, c.grant)
 	start := l.clock.Now()
 	lk.mu.Lock()

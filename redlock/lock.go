@@ -15,6 +15,7 @@ type Lock struct {
 	// random token, or a reentrant hold's id.
 	key, token string
 	keys       []string
+	head       []any // the calls' shared arguments (call.head), boxed once
 	ttl        time.Duration
 	fence      int64
 	granted    time.Time       // when the Locker returned it, on its clock
@@ -35,8 +36,8 @@ type Lock struct {
 
 // newLock returns the Lock of an acquisition of key (whose keys are keys)
 // with token, valid until until.
-func newLock(l *Locker, v *variant, key string, keys []string, token string, ttl time.Duration, fence int64, until time.Time) *Lock {
-	return &Lock{l: l, v: v, key: key, keys: keys, token: token, ttl: ttl, fence: fence, until: until, granted: l.clock.Now()}
+func newLock(l *Locker, v *variant, key string, keys []string, head []any, token string, ttl time.Duration, fence int64, until time.Time) *Lock {
+	return &Lock{l: l, v: v, key: key, keys: keys, head: head, token: token, ttl: ttl, fence: fence, until: until, granted: l.clock.Now()}
 }
 
 // errUnlocked ends a lock that its holder released.
@@ -213,7 +214,7 @@ func (lk *Lock) Unlock(ctx context.Context) (err error) {
 	}
 	l := lk.l
 	rkey := l.prefix + lk.key // its name on the masters
-	release := l.releaseCall(opUnlock, lk.v, lk.v.release, lk.keys, lk.token, ReleaseChannel(rkey), lk.ttl)
+	release := l.releaseCall(opUnlock, lk.v, lk.v.release, lk.head, ReleaseChannel(rkey), lk.ttl)
 	res, err := l.fanOut(ctx, release) // sent whatever ctx does
 	l.queues.released(rkey)
 	switch {

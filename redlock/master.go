@@ -134,14 +134,14 @@ func (l *Locker) fanOutTo(ctx context.Context, c *call, nodes []int, need int) (
 // ctx: it is sent whatever ctx does, and the Node returns at the timeout
 // at the latest.
 func (l *Locker) runOne(ctx context.Context, c *call) (*quorum.Result, error) {
-	nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.nodeTimeout)
 	one := &oneResult{}
+	one.ctx.parent, one.ctx.deadline = ctx, time.Now().Add(l.nodeTimeout)
 	m := l.masters[0]
-	reply, err := m.run(nctx, c)
-	if err != nil && nctx.Err() != nil {
+	reply, err := m.run(&one.ctx, c)
+	if err != nil && !time.Now().Before(one.ctx.deadline) {
 		err = quorum.ErrNoAnswer // as a fan-out counts a master that did not answer in time
 	}
-	cancel()
+	one.ctx.stop()
 	sl := c.slot(m, 0, one)
 	one.voted.Add(1)
 	sl.Complete(reply, err)
@@ -150,13 +150,14 @@ func (l *Locker) runOne(ctx context.Context, c *call) (*quorum.Result, error) {
 	return &one.res, ctx.Err()
 }
 
-// oneResult is the Result of runOne, and the Tally its vote goes to, in one
-// allocation.
+// oneResult is the Result of runOne, the Tally its vote goes to, and the
+// call's context, in one allocation.
 type oneResult struct {
 	res      quorum.Result
 	votes    [1]quorum.Vote
 	answered [1]bool
 	voted    sync.WaitGroup // done by Vote
+	ctx      soloCtx
 }
 
 // Vote implements quorum.Tally: it records the one vote.

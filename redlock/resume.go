@@ -77,13 +77,14 @@ func (l *Locker) resume(ctx context.Context, v *variant, key string, keys []stri
 	ms := ttl.Milliseconds()
 	ttl = time.Duration(ms) * time.Millisecond // what the masters enforce
 	// Nobody sees lk before it is returned: Until is set at the end.
-	lk := newLock(l, v, key, keys, token, ttl, 0, time.Time{})
+	head := l.headOf(keys, token)
+	lk := newLock(l, v, key, keys, head, token, ttl, 0, time.Time{})
 	lk.addUnknownLocked(ttl)
 	resume, counter := v.extend, ""
 	if v.fenced {
 		resume, counter = resumeFencedScript, keys[len(keys)-1] // also reads the fencing counter
 	}
-	c := l.extendCall(opLock, resume, keys, token, ms)
+	c := l.extendCall(opLock, resume, head, ms)
 	c.then = func(i int, vote quorum.Vote) {
 		if vote.Err == nil { // it ran on master i: known from now on
 			lk.mu.Lock()

@@ -88,12 +88,41 @@ func (l *Locker) acquireCall(v *variant, keys []string, token string, ms int64) 
 	return c
 }
 
-// extendCall is v's extend of keys held with token to ms: an Extend, a
-// renewal or a Resume. It grants ms as an acquire does: a master that
-// restarts may have held the lock that long.
-func (l *Locker) extendCall(op string, s script, keys []string, token string, ms int64) *call {
-	c := l.newCall(op, s, tombKey(keys[0], token), keys, token, ms)
+// extendCall is s, an extend of the acquisition whose head is head (see
+// headOf), to ms: an Extend, a renewal or a Resume. It grants ms as an
+// acquire does: a master that restarts may have held the lock that long.
+func (l *Locker) extendCall(op string, s script, head []any, ms int64) *call {
+	c := l.headCall(op, s, head, ms)
 	l.grants(c, ms)
+	return c
+}
+
+// head returns the part of c's argument list that every call of its
+// acquisition shares, after the script's digest: the number of keys, the
+// tombstone, the keys and the token, each boxed once. An acquisition keeps
+// its acquire's (Lock.head), and its releases and extends reuse it.
+func (c *call) head(keys []string) []any { return c.prepared[1 : 4+len(keys)] }
+
+// headOf is the head (see call.head) of the acquisition of keys with
+// token, for a call that has no acquire to take it from.
+func (l *Locker) headOf(keys []string, token string) []any {
+	h := make([]any, 0, 3+len(keys))
+	h = append(h, 1+len(keys), tombKey(keys[0], token))
+	for _, k := range keys {
+		h = append(h, k)
+	}
+	return append(h, token)
+}
+
+// headCall makes a call of s whose argument list is head and then args.
+func (l *Locker) headCall(op string, s script, head []any, args ...any) *call {
+	c := &call{l: l, op: op, s: s, vote: countVote}
+	prepared := c.buf[:0]
+	if size := 1 + len(head) + len(args); size > len(c.buf) {
+		prepared = make([]any, 0, size)
+	}
+	prepared = append(append(prepared, s.hashArg), head...)
+	c.prepared = append(prepared, args...)
 	return c
 }
 
@@ -106,10 +135,10 @@ func (l *Locker) grants(c *call, ms int64) {
 	}
 }
 
-// releaseCall is s, v's release or giveUp, of keys held with token,
-// announced on channel unless that is "".
-func (l *Locker) releaseCall(op string, v *variant, s script, keys []string, token, channel string, ttl time.Duration) *call {
-	c := l.newCall(op, s, tombKey(keys[0], token), keys, token, channel, tombMS(ttl))
+// releaseCall is s, v's release or giveUp, of the acquisition whose head
+// is head (see call.head), announced on channel unless that is "".
+func (l *Locker) releaseCall(op string, v *variant, s script, head []any, channel string, ttl time.Duration) *call {
+	c := l.headCall(op, s, head, channel, tombMS(ttl))
 	c.prepared = append(c.prepared, v.releaseArgs...)
 	c.retriable(ttl)
 	return c
@@ -147,7 +176,7 @@ func (l *Locker) giveUp(ctx context.Context, v *variant, rkey string, keys []str
 	if v.giveUp == nil {
 		return
 	}
-	l.fanOut(context.WithoutCancel(ctx), l.releaseCall(opRelease, v, *v.giveUp, keys, token, ReleaseChannel(rkey), ttl))
+	l.fanOut(context.WithoutCancel(ctx), l.releaseCall(opRelease, v, *v.giveUp, l.headOf(keys, token), ReleaseChannel(rkey), ttl))
 }
 
 // ReleaseChannel is the pub/sub channel on which a master announces that
