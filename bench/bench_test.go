@@ -36,6 +36,9 @@ func key(prefix string) string { return fmt.Sprintf("%s:%d", prefix, keys.Add(1)
 // fresh masters, and meters it.
 func forEach(b *testing.B, include func(im bench.Impl, n int) bool, fn func(b *testing.B, servers []*redisproc.Server, l bench.Locker)) {
 	servers := redistest.Start(b, 5, redisproc.Options{})
+	if err := bench.Register(context.Background(), redistest.Addrs(servers), 8*time.Second); err != nil {
+		b.Fatal(err)
+	}
 	for _, n := range nodeCounts {
 		var impls []bench.Impl
 		for _, im := range bench.Impls() {

@@ -161,6 +161,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 		h.servers = append(h.servers, s)
 	}
+	if err := Register(ctx, h.addrs(len(h.servers)), opts.Settings.TTL); err != nil {
+		return nil, err
+	}
 
 	var steal stealMeter // over the whole run
 	steal.begin()
