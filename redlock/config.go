@@ -66,17 +66,18 @@ type Config struct {
 	// RestartGuard keeps the grants of a master that restarted (and may
 	// have forgotten the locks it held) from counting until every lock it
 	// may have forgotten has expired (see guard.go). 0, the default,
-	// guards every restart the Node saw happen (a new run id), for the
-	// longest TTL this Locker has acquired, extended or resumed with; a
-	// freshly started master is usable at once. It knows only this
-	// Locker's TTLs: where other processes use longer ones, set a
-	// positive value. A positive value guards every master that has been
-	// up for less than it, whether it was seen restarting or not: set it
-	// to the longest TTL any client uses, for masters that do not persist
-	// every write. A negative value turns the guard off. The guard needs
-	// every Node to report its master's identity (Abilities.Identity:
-	// every Node in this repository does); New refuses one that cannot,
-	// unless the guard is off.
+	// judges every master by the records the masters keep of each other
+	// ({quorumlock}:guard): a master whose process the records do not name
+	// is held back for the longest TTL any client recorded (and this
+	// Locker's own), in every process, also one that first meets the
+	// master after its restart; a fresh deployment, where no master has a
+	// record, is usable at once. A positive value also guards every
+	// master that has been up for less than it, whatever the records say.
+	// A negative value turns the guard off. The guard needs every Node to
+	// report its master's identity (Abilities.Identity: every Node in this
+	// repository does); New refuses one that cannot, and the first call
+	// refuses a master whose user may not run INFO (ErrInvalid), unless
+	// the guard is off.
 	RestartGuard time.Duration
 
 	// FsyncAlways declares that every master persists every write (AOF
@@ -87,8 +88,11 @@ type Config struct {
 
 	// Durability makes a master's grant and Extend count only once it is
 	// durable: on its AOF on disk, and on its replicas (see Durability and
-	// durable.go). Every Node must be a DurableNode (*pool.Node is); the
-	// masters must support what it asks (WAITAOF: Redis 7.2+ or Valkey).
+	// durable.go). Every Node must confirm (Abilities.Confirm: every Node
+	// in this repository does), and New refuses one that cannot; the
+	// masters must support what it asks (WAITAOF: Redis 7.2+ or Valkey,
+	// with AOF on and appendfsync other than no), or the grant fails with
+	// ErrInvalid.
 	Durability Durability
 
 	// KeyPrefix is put in front of every Redis key the Locker uses: the
