@@ -193,10 +193,10 @@ func Defects() []Defect {
 			Name:        "resume-creates",
 			Description: "Resume sets the lock key where it is missing (SET PX) instead of only extending it where it holds the token",
 			Edits: []Edit{{File: "redlock/resume.go",
-				Anchor: "c := l.extendCall(opLock, resume, keys, token, ms)",
+				Anchor: "c := l.extendCall(opLock, resume, head, ms)",
 				Replace: "_ = resume\n\tcreate := \"if redis.call('GET', KEYS[2]) == ARGV[1] or redis.call('EXISTS', KEYS[2]) == 0 then \" +\n" +
 					"\t\t\"redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2]) return 1 end return 0\"\n" +
-					"\tc := l.extendCall(opLock, script{name: \"resume_creates\", src: create, hash: \"0000000000000000000000000000000000000000\", hashArg: \"0000000000000000000000000000000000000000\"}, keys, token, ms)"}},
+					"\tc := l.extendCall(opLock, script{name: \"resume_creates\", src: create, hash: \"0000000000000000000000000000000000000000\", hashArg: \"0000000000000000000000000000000000000000\"}, head, ms)"}},
 			Scenarios: []string{"safe-multi"},
 			Note:      "safe-multi's resume workload: a stale token handed over after Unlock must not be resumed",
 		},
@@ -410,8 +410,8 @@ func Defects() []Defect {
 			Name:        "guard-ignores-extends",
 			Description: "the default restart guard lasts the longest TTL acquired with, not extended or resumed to: a lock extended past it is granted again on a master that restarted empty",
 			Edits: []Edit{{File: "redlock/variant.go",
-				Anchor:  "c := l.newCall(op, s, tombKey(keys[0], token), keys, token, ms)\n\tl.grants(c, ms)\n\treturn c",
-				Replace: "c := l.newCall(op, s, tombKey(keys[0], token), keys, token, ms)\n\tl.grants(c, 1) // the guard does not learn the extend's TTL\n\treturn c"}},
+				Anchor:  "c := l.headCall(op, s, head, ms)\n\tl.grants(c, ms)\n\treturn c",
+				Replace: "c := l.headCall(op, s, head, ms)\n\tl.grants(c, 1) // the guard does not learn the extend's TTL\n\treturn c"}},
 			Scenarios: []string{"restart-guarded"},
 			Note:      "restart-guarded: A and B extend their 2s locks to 4s; B's guard passes after 2s (and the uptime's second), while A's extended lock is valid: overlap",
 		},
