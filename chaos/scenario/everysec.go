@@ -92,12 +92,15 @@ func (s everysec) run(ctx context.Context, r *Run) error {
 	if err := r.Apply(ctx, cuts(2)...); err != nil {
 		return err
 	}
-	// A locks without a warm-up: its connections are made on the way (a
-	// few round trips, well within the fsync window of the Sync), so its
-	// durable connection is first dialed after the power loss, to the
+	// A locks without a warm-up: its connections are made on the way, so
+	// its durable connection is first dialed after the power loss, to the
 	// restarted process, whose confirmation must not count for the grant
-	// the old one lost (nodeutil.ErrMasterChanged).
-	if mark, err = cluster.Sync(ctx, master); err != nil {
+	// the old one lost (nodeutil.ErrMasterChanged). Master 2 fsyncs right
+	// before A's acquire goes to it (grantNode.prime): the power loss must
+	// come within cluster.FsyncWindow of that, and A's connection set-up,
+	// slow on a loaded machine, comes before it.
+	g.prime = func() (err error) {
+		mark, err = cluster.Sync(ctx, master)
 		return err
 	}
 	actx, cancel := context.WithTimeout(ctx, 10*time.Second) // a failed durable attempt waits for the cut masters

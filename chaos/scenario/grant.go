@@ -25,6 +25,14 @@ type grantNode struct {
 	redlock.Node
 	key    string
 	strike func() error // nil: none
+	// prime, if set, runs once, before the first script call on the key
+	// goes to the master; an error fails that call, unsent, and is
+	// struck's. The everysec scenarios fsync there, so that the window a
+	// power loss must come within starts at the grant, not before the
+	// client's connection set-up.
+	prime     func() error
+	primeOnce sync.Once
+	primeErr  error
 	// confirmed, if set, is called with every durable confirmation the
 	// master delivers (Durable's done), on any goroutine.
 	confirmed func(local, replicas int, err error)
@@ -52,6 +60,12 @@ func (n *grantNode) Abilities() redlock.Abilities {
 
 // Eval strikes on the first grant of the key.
 func (n *grantNode) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
+	if n.prime != nil && len(keys) >= 2 && keys[1] == n.key {
+		n.primeOnce.Do(func() { n.primeErr = n.prime() })
+		if n.primeErr != nil {
+			return nil, n.primeErr
+		}
+	}
 	reply, err := n.Node.Eval(ctx, hash, src, keys, args...)
 	if c, ok := reply.(int64); err == nil && ok && c > 0 && len(keys) >= 2 && keys[1] == n.key && n.strike != nil {
 		n.once.Do(func() {
@@ -64,6 +78,10 @@ func (n *grantNode) Eval(ctx context.Context, hash, src string, keys []string, a
 
 // struck returns strike's error, nil before it ran.
 func (n *grantNode) struck() error {
+	n.primeOnce.Do(func() {}) // waits for a prime under way
+	if n.primeErr != nil {
+		return n.primeErr
+	}
 	var err error
 	n.once.Do(func() { err = fmt.Errorf("scenario: no grant of %s seen", n.key) })
 	if err != nil {
