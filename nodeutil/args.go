@@ -3,6 +3,7 @@ package nodeutil
 import (
 	"fmt"
 	"strconv"
+	"sync/atomic"
 )
 
 // AppendArgs appends each argument formatted by FormatArg to dst.
@@ -25,9 +26,9 @@ func FormatArg(a any) string {
 	case []byte:
 		return string(a)
 	case int:
-		return strconv.Itoa(a)
+		return formatInt(int64(a))
 	case int64:
-		return strconv.FormatInt(a, 10)
+		return formatInt(a)
 	case int32:
 		return strconv.FormatInt(int64(a), 10)
 	case uint:
@@ -47,4 +48,31 @@ func FormatArg(a any) string {
 		return ""
 	}
 	return fmt.Sprint(a)
+}
+
+// numbers memoises the decimal text of the integers that Nodes format
+// again and again (a lock's TTL in milliseconds, its tombstone's lifetime:
+// the same for every call of a Locker), so that formatting one costs no
+// allocation once it is there: a small table, one value per slot, chosen
+// by the value's hash. A slot holds the last value formatted in it;
+// entries are immutable, so a reader sees a whole one or none.
+var numbers [64]atomic.Pointer[number]
+
+type number struct {
+	v int64
+	s string
+}
+
+// formatInt is strconv.FormatInt(v, 10), memoised (numbers).
+func formatInt(v int64) string {
+	if v >= 0 && v < 100 {
+		return strconv.FormatInt(v, 10) // strconv's own strings: no allocation
+	}
+	slot := &numbers[uint64(v)*0x9e3779b97f4a7c15>>58]
+	if n := slot.Load(); n != nil && n.v == v {
+		return n.s
+	}
+	s := strconv.FormatInt(v, 10)
+	slot.Store(&number{v, s})
+	return s
 }

@@ -324,6 +324,9 @@ func clientReply(err error) (error, bool) {
 
 // isClientNil reports whether err is the library's nil reply.
 func isClientNil(err error) bool {
+	if err == nil {
+		return false // the common case, without errors.As's allocation
+	}
 	var rerr clientError
 	return errors.As(err, &rerr) && rerr.IsNil()
 }

@@ -10,8 +10,10 @@
 //     judging each argument by the text it goes on the wire as (WireText);
 //     EvalDetached runs a script call whose EVAL fallback after NOSCRIPT
 //     goes out also when the caller stopped waiting, as a release answered
-//     late must; Exec does all of it for a client whose commands are built
-//     from strings (rueidis, valkey-go);
+//     late must, and Detached is the same for a Node that builds its own
+//     call (three allocations a call: the call, its goroutine, the
+//     channel its caller waits on); Exec does all of it for a client whose
+//     commands are built from strings (rueidis, valkey-go);
 //   - durable grants' group commit (Committer: one probe write and one
 //     WAITAOF for every write before it; Durables: redlock.Abilities'
 //     Confirm made of them, which refuses a confirmation made by another

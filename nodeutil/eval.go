@@ -11,48 +11,45 @@ import (
 // short: evalsha (EVALSHA with the script's digest), and, when the master
 // answers NOSCRIPT (noScript; nil means IsNoScript), eval (EVAL with its
 // source), one after the other on a goroutine of their own, under a
-// context that keeps ctx's values but not its end. The caller returns when
-// ctx ends (with ctx's error); the calls go on until they are answered or
-// linger past ctx's deadline (past now, when ctx has none). So the EVAL
-// fallback of a call whose caller gave up still goes out: a release that a
-// master answers NOSCRIPT after the node timeout (a restart, SCRIPT FLUSH)
-// still runs. A ctx that has ended already sends nothing.
+// context that keeps ctx's values but not its end (a Detached with a
+// timer). The caller returns when ctx ends (with ctx's error); the calls
+// go on until they are answered or linger past ctx's deadline (past now,
+// when ctx has none), when their context's Done closes. So the EVAL
+// fallback of a call whose caller gave up still goes out: a release that
+// a master answers NOSCRIPT after the node timeout (a restart, SCRIPT
+// FLUSH) still runs. A ctx that has ended already sends nothing; nor does
+// eval go out once the deadline passed.
 //
 // Use it in a Node whose client cannot finish a call once the caller's
 // context ended (a go-redis or rueidis client returns at once, and drops
 // the reply). A command that reached the master is never sent again:
-// NOSCRIPT means the script did not run.
+// NOSCRIPT means the script did not run. A Node that builds its commands
+// itself can save the closures: embed a Detached in a Job of its own, as
+// Exec does.
 func EvalDetached(ctx context.Context, linger time.Duration, evalsha, eval func(ctx context.Context) (any, error), noScript func(error) bool) (any, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	if noScript == nil {
 		noScript = IsNoScript
 	}
-	bound := time.Now()
-	if dl, ok := ctx.Deadline(); ok {
-		bound = dl
+	j := &evalFuncs{evalsha: evalsha, eval: eval, noScript: noScript}
+	return j.Run(ctx, j, linger, true)
+}
+
+// evalFuncs is EvalDetached's Job.
+type evalFuncs struct {
+	Detached
+	evalsha, eval func(ctx context.Context) (any, error)
+	noScript      func(error) bool
+}
+
+func (j *evalFuncs) Send(ctx context.Context) (any, error) {
+	reply, err := j.evalsha(ctx)
+	if err == nil || !j.noScript(err) {
+		return reply, err
 	}
-	dctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), bound.Add(linger))
-	type outcome struct {
-		reply any
-		err   error
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, cerr // past the linger: nothing more goes out
 	}
-	done := make(chan outcome, 1)
-	go func() {
-		defer cancel()
-		reply, err := evalsha(dctx)
-		if err != nil && noScript(err) {
-			reply, err = eval(dctx)
-		}
-		done <- outcome{reply, err}
-	}()
-	select {
-	case o := <-done:
-		return o.reply, o.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return j.eval(ctx)
 }
 
 // DefaultLinger is how long past its caller's deadline a Node lets a

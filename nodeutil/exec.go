@@ -22,9 +22,11 @@ import (
 //     ended meanwhile (EvalDetached): a release answered NOSCRIPT after
 //     its node timeout must still run.
 //   - A call returns when its context ends; its command then runs on in
-//     the client, under the client's own timeouts (a script call, until
-//     Linger past the caller's deadline). The order of the commands does
-//     not matter to the locks (package redlock's tombstones).
+//     the client, under the client's own timeouts. A script call's context
+//     has a deadline Linger past the caller's, which the client applies to
+//     its connection, and no EVAL goes out past it. The order of the
+//     commands does not matter to the locks (package redlock's
+//     tombstones).
 //
 // Set its fields, then use it; it must not be copied after first use. Its
 // methods are safe for concurrent use.
@@ -39,9 +41,10 @@ type Exec[C any] struct {
 	// the keys), keys and args, sends it once on c, and returns its reply:
 	// nil for a nil reply, a status or bulk string as a string, an integer
 	// as int64, an array as []any, an error reply as an error. ctx has no
-	// end: Send is bounded by the client's timeouts. A command the client
-	// cannot build (keys in several slots of a cluster client) is an
-	// error, with nothing sent.
+	// end (its Done is nil), and a script call's has a deadline: Send is
+	// bounded by the client's timeouts. A command the client cannot build
+	// (keys in several slots of a cluster client) is an error, with
+	// nothing sent.
 	Send func(ctx context.Context, c C, cmd, keys, args []string) (any, error)
 	// Reply reports whether err is an error reply from the master, and
 	// returns it as the Node returns it (with the master's message).
@@ -50,7 +53,8 @@ type Exec[C any] struct {
 	// master's NOSCRIPT error reply.
 	IsNoScript func(err error) bool
 	// Linger is how long past its caller's deadline a script call goes
-	// on (EvalDetached); 0 means DefaultLinger.
+	// on: the deadline of Send's context, past which no EVAL goes out
+	// (Detached); 0 means DefaultLinger.
 	Linger time.Duration
 }
 
@@ -66,29 +70,42 @@ func (e *Exec[C]) Do(ctx context.Context, cmd string, args ...any) (any, error) 
 	if err := CheckShared(cmd, args, true); err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", e.Name, e.Addr, err)
 	}
-	all := make([]string, 0, 1+len(args))
-	return e.run(ctx, AppendArgs(append(all, cmd), args), nil, nil)
+	j := &execJob[C]{e: e}
+	j.cmd = AppendArgs(append(j.buf[:0], cmd), args)
+	return e.start(ctx, j)
 }
 
 // Eval runs the Lua script src by its SHA1 hex digest hash (EVALSHA), and
 // sends its source (EVAL) only when the master answers NOSCRIPT. Replies
 // as for Do.
 func (e *Exec[C]) Eval(ctx context.Context, hash, src string, keys []string, args ...any) (any, error) {
-	return e.eval(ctx, hash, src, keys, AppendArgs(make([]string, 0, len(args)), args))
+	j := &execJob[C]{e: e, src: src, script: true}
+	s := append(j.buf[:0], "EVALSHA", hash, strconv.Itoa(len(keys)))
+	s = append(s, keys...)
+	j.split(AppendArgs(s, args), len(keys))
+	return e.start(ctx, j)
 }
 
 // EvalPrepared is Eval with the EVALSHA argument list built by the caller:
 // the script's SHA1 hex digest, the number of keys, the keys, then the
-// arguments (SplitPrepared). It only reads cmdArgs.
+// arguments (SplitPrepared). It only reads cmdArgs, and not after it
+// returns.
 func (e *Exec[C]) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error) {
-	hash, keys, args, err := SplitPrepared(cmdArgs)
+	j := &execJob[C]{e: e, src: src, script: true}
+	s, nkeys, err := appendPrepared(append(j.buf[:0], "EVALSHA"), cmdArgs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", e.Name, e.Addr, err)
 	}
-	return e.eval(ctx, hash, src, keys, args)
+	j.split(s, nkeys)
+	return e.start(ctx, j)
 }
 
-func (e *Exec[C]) eval(ctx context.Context, hash, src string, keys, args []string) (any, error) {
+// start runs j detached (Detached.Run): a script call until Linger past
+// ctx's deadline (the client sets its connections' deadlines from the
+// context's, and reads nothing else of it: a nil Done costs no timer), a
+// plain command under the client's timeouts alone. It returns when ctx
+// ends; a command is not sent when ctx has ended before.
+func (e *Exec[C]) start(ctx context.Context, j *execJob[C]) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, e.wrap(ctx, err) // never sent
 	}
@@ -96,54 +113,57 @@ func (e *Exec[C]) eval(ctx context.Context, hash, src string, keys, args []strin
 	if err != nil {
 		return nil, e.wrap(ctx, err)
 	}
-	linger := e.Linger
-	if linger <= 0 {
-		linger = DefaultLinger
+	j.c = c
+	linger := time.Duration(-1) // no deadline
+	if j.script {
+		if linger = e.Linger; linger <= 0 {
+			linger = DefaultLinger
+		}
 	}
-	nkeys := strconv.Itoa(len(keys))
-	reply, err := EvalDetached(ctx, linger,
-		func(ctx context.Context) (any, error) {
-			return e.Send(ctx, c, []string{"EVALSHA", hash, nkeys}, keys, args)
-		},
-		func(ctx context.Context) (any, error) {
-			return e.Send(ctx, c, []string{"EVAL", src, nkeys}, keys, args)
-		},
-		func(err error) bool { rerr, ok := e.Reply(err); return ok && e.IsNoScript(rerr) })
+	reply, err := j.Run(ctx, j, linger, false)
 	if err != nil {
 		return nil, e.wrap(ctx, err)
 	}
 	return reply, nil
 }
 
-// run sends one command and waits for its reply or ctx; the command goes
-// on in the client when ctx ends first. A command is not sent when ctx has
-// ended before.
-func (e *Exec[C]) run(ctx context.Context, cmd, keys, args []string) (any, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, e.wrap(ctx, err)
+// execJob is one call of an Exec: its command, built once, in buf when it
+// fits, and the Detached it runs as.
+type execJob[C any] struct {
+	Detached
+	e      *Exec[C]
+	c      C
+	script bool   // EVALSHA, then EVAL after NOSCRIPT
+	src    string // the script's source
+	// cmd, keys and args are Send's: the command's name and the
+	// arguments before the keys (EVALSHA, digest, number of keys; or the
+	// whole of a plain command), the keys, the other arguments.
+	cmd, keys, args []string
+	buf             [12]string
+}
+
+// split sets j's command from an EVALSHA line s (EVALSHA, digest, number of
+// keys, nkeys keys, arguments). Each part is capped, so that a Send that
+// appends to one cannot write over the next.
+func (j *execJob[C]) split(s []string, nkeys int) {
+	j.cmd, j.keys, j.args = s[:3:3], s[3:3+nkeys:3+nkeys], s[3+nkeys:]
+}
+
+// Send sends the command once; a script's EVAL goes after NOSCRIPT, unless
+// the call's deadline has passed meanwhile.
+func (j *execJob[C]) Send(ctx context.Context) (any, error) {
+	e := j.e
+	reply, err := e.Send(ctx, j.c, j.cmd, j.keys, j.args)
+	if !j.script || err == nil {
+		return reply, err
 	}
-	c, err := e.Client(ctx)
-	if err != nil {
-		return nil, e.wrap(ctx, err)
+	if rerr, ok := e.Reply(err); !ok || !e.IsNoScript(rerr) {
+		return reply, err
 	}
-	type outcome struct {
-		reply any
-		err   error
+	if j.Expired() {
+		return nil, context.DeadlineExceeded // past the linger: nothing more goes out
 	}
-	done := make(chan outcome, 1)
-	go func() {
-		reply, err := e.Send(context.WithoutCancel(ctx), c, cmd, keys, args)
-		done <- outcome{reply, err}
-	}()
-	select {
-	case o := <-done:
-		if o.err != nil {
-			return nil, e.wrap(ctx, o.err)
-		}
-		return o.reply, nil
-	case <-ctx.Done():
-		return nil, e.wrap(ctx, ctx.Err())
-	}
+	return e.Send(ctx, j.c, []string{"EVAL", j.src, j.cmd[2]}, j.keys, j.args)
 }
 
 // wrap returns an error reply as Reply makes it, and prefixes any other

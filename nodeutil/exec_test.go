@@ -170,3 +170,24 @@ func TestExecFallbackAfterCallerGaveUp(t *testing.T) {
 		}
 	})
 }
+
+// A NOSCRIPT that comes back past the linger sends no EVAL: the call is
+// over.
+func TestExecNoFallbackPastLinger(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := &fakeMaster{scripts: map[string]bool{}, slow: make(chan struct{})}
+		e := newExec(m)
+		e.Linger = 100 * time.Millisecond
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		if _, err := e.Eval(ctx, "h", "src", []string{"k"}); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Eval past its deadline: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		close(m.slow)
+		synctest.Wait()
+		if got := m.commands(); len(got) != 1 || got[0] != "EVALSHA h 1 k" {
+			t.Errorf("sent %q, want the EVALSHA alone", got)
+		}
+	})
+}

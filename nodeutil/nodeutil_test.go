@@ -3,6 +3,8 @@ package nodeutil_test
 import (
 	"context"
 	"errors"
+	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,6 +31,20 @@ func TestFormatArg(t *testing.T) {
 	}
 	if got := nodeutil.AppendArgs([]string{"SET"}, []any{"k", 1}); len(got) != 3 || got[2] != "1" {
 		t.Errorf("AppendArgs = %q", got)
+	}
+	// Integers' text is memoised: twice over, values that share a slot
+	// or not, each reads as strconv writes it.
+	for range 2 {
+		for i := int64(-300); i < 3000; i += 7 {
+			for _, v := range []int64{i, i * 1e6, math.MaxInt64 - i, math.MinInt64 + i} {
+				if got, want := nodeutil.FormatArg(v), strconv.FormatInt(v, 10); got != want {
+					t.Fatalf("FormatArg(int64(%d)) = %q", v, got)
+				}
+				if got, want := nodeutil.FormatArg(int(v)), strconv.Itoa(int(v)); got != want {
+					t.Fatalf("FormatArg(%d) = %q", v, got)
+				}
+			}
+		}
 	}
 }
 

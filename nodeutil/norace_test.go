@@ -1,0 +1,5 @@
+//go:build !race
+
+package nodeutil_test
+
+const raceEnabled = false
