@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/quorumlock/quorumlock/nodeutil"
 	"github.com/quorumlock/quorumlock/pubsub"
@@ -144,13 +145,17 @@ func (n *Node) Addr() string { return n.addr }
 // next caller, who would get the replies out of step (QUEUED for a lock
 // script after a MULTI). Blocking commands hold one pooled connection only,
 // and pass.
+//
+// The command runs on a goroutine of its own under a context that keeps
+// ctx's values but neither its end nor its deadline, so that connection
+// set-up is bounded by the client's DialTimeout and not by this call.
 func (n *Node) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 	if err := nodeutil.CheckShared(cmd, args, false); err != nil {
 		return nil, fmt.Errorf("goredis: %s: %w", n.addr, err)
 	}
-	all := make([]any, 0, 1+len(args))
-	all = append(all, cmd)
-	return n.process(ctx, append(all, args...))
+	c := &call{n: n}
+	c.setArgs(cmd, args)
+	return n.run(ctx, c, -1)
 }
 
 // Eval runs the Lua script src by its SHA1 hex digest hash (EVALSHA), and
@@ -168,33 +173,20 @@ func (n *Node) Eval(ctx context.Context, hash, src string, keys []string, args .
 
 // EvalPrepared is Eval with the EVALSHA argument list built by the caller:
 // the script's SHA1 hex digest, the number of keys, the keys, then the
-// arguments. It only reads cmdArgs.
+// arguments. It only reads cmdArgs, and not after it returns.
 //
 // The EVALSHA, and the EVAL after NOSCRIPT, run on a goroutine of their own
-// that the caller's end does not stop (nodeutil.EvalDetached): the caller
+// that the caller's end does not stop (a nodeutil.Detached): the caller
 // returns when ctx ends, and the call goes on until it is answered or
-// nodeutil.DefaultLinger past ctx's deadline, so that a release answered
-// NOSCRIPT after the node timeout still runs.
+// nodeutil.DefaultLinger past ctx's deadline, when its context's Done
+// closes (go-redis stops waiting for a pooled connection or a dial only
+// then), so that a release answered NOSCRIPT after the node timeout still
+// runs. The EVAL's arguments are built only when the master answered
+// NOSCRIPT.
 func (n *Node) EvalPrepared(ctx context.Context, src string, cmdArgs []any) (any, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, n.wrap(ctx, err) // never sent
-	}
-	sha := make([]any, 0, 1+len(cmdArgs))
-	sha = append(append(sha, "evalsha"), cmdArgs...)
-	eval := append([]any{"eval", src}, cmdArgs[1:]...)
-	var reply any
-	err := n.wait(ctx, func(wait context.Context) error {
-		if err := n.ident.known(wait, n.rc); err != nil {
-			return err
-		}
-		r, err := nodeutil.EvalDetached(wait, nodeutil.DefaultLinger,
-			func(ctx context.Context) (any, error) { return n.once(ctx, sha) },
-			func(ctx context.Context) (any, error) { return n.once(ctx, eval) },
-			func(err error) bool { return redis.HasErrorPrefix(err, "NOSCRIPT") })
-		reply = r
-		return err
-	})
-	return reply, err
+	c := &call{n: n, script: true, src: src}
+	c.setArgs("evalsha", cmdArgs)
+	return n.run(ctx, c, nodeutil.DefaultLinger)
 }
 
 // onceCmd is a go-redis command that go-redis never retries: its retry
@@ -205,62 +197,61 @@ type onceCmd struct{ *redis.Cmd }
 
 func (onceCmd) NoRetry() bool { return true }
 
-// process runs one command and converts its reply. The command runs on its
-// own goroutine under a context that keeps ctx's values but not its end, so
-// that connection set-up is bounded by the client's DialTimeout and not by
-// this call; the caller returns when ctx ends, or, when the call needs a
-// new connection, when a dial fails (connstate.go). The order of the
-// Node's commands does not matter to the locks (package redlock's
-// tombstones), so none waits for another. A command is not sent when ctx
-// has ended before.
-func (n *Node) process(ctx context.Context, args []any) (any, error) {
+// call is one call of the Node, made for it alone: its command, the
+// nodeutil.Detached it runs as (which is also the context go-redis gets,
+// and may keep: a call is never reused), and its arguments, in buf when
+// they fit. One allocation holds it all.
+type call struct {
+	nodeutil.Detached
+	n      *Node
+	script bool   // EVALSHA, then EVAL after NOSCRIPT
+	src    string // the script's source
+	cmd    redis.Cmd
+	buf    [12]any
+}
+
+// setArgs sets c's command to name followed by args, copied: the caller's
+// list is not read after the call returns.
+func (c *call) setArgs(name string, args []any) {
+	all := c.buf[:0]
+	if 1+len(args) > len(c.buf) {
+		all = make([]any, 0, 1+len(args))
+	}
+	all = append(append(all, name), args...)
+	// redis.NewCmd's value, copied in: a Cmd holds no lock, and the Cmd is
+	// c's alone, so it costs no allocation of its own.
+	c.cmd = *redis.NewCmd(&c.Detached, all...)
+}
+
+// Send sends the command once, and a script's EVAL after NOSCRIPT unless
+// the call's context has ended meanwhile (past the linger).
+func (c *call) Send(ctx context.Context) (any, error) {
+	reply, err := c.n.once(ctx, &c.cmd)
+	if !c.script || err == nil || !redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return reply, err
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, cerr
+	}
+	sha := c.cmd.Args() // evalsha, digest, number of keys, keys, arguments
+	eval := make([]any, 0, 1+len(sha))
+	eval = append(append(eval, "eval", c.src), sha[2:]...)
+	return c.n.once(ctx, redis.NewCmd(ctx, eval...))
+}
+
+// run runs c on its own goroutine (c.Run), for linger past ctx's deadline
+// (no deadline when linger < 0), and returns its reply, or when ctx ends,
+// or, when the call needs a new connection, at the client's next failed
+// dial (connstate.go). The order of the Node's commands does not matter
+// to the locks (package redlock's tombstones), so none waits for another.
+// A command is not sent when ctx has ended before.
+func (n *Node) run(ctx context.Context, c *call, linger time.Duration) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, n.wrap(ctx, err) // never sent
 	}
-	type outcome struct {
-		reply any
-		err   error
-	}
-	done := make(chan outcome, 1)
-	var o outcome
-	err := n.wait(ctx, func(wait context.Context) error {
-		if err := n.ident.known(wait, n.rc); err != nil {
-			return err
-		}
-		go func() {
-			reply, err := n.once(context.WithoutCancel(ctx), args)
-			done <- outcome{reply, err}
-		}()
-		select {
-		case o = <-done:
-			return o.err
-		case <-wait.Done():
-			return wait.Err()
-		}
-	})
-	return o.reply, err
-}
-
-// once runs one command, which go-redis never retries, under ctx, and
-// converts its reply: redis.Nil becomes a nil reply.
-func (n *Node) once(ctx context.Context, args []any) (any, error) {
-	cmd := onceCmd{redis.NewCmd(ctx, args...)}
-	_ = n.c.Process(ctx, cmd)
-	reply, err := cmd.Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
-	return reply, err
-}
-
-// wait runs call with a context that ends with ctx or, when the call needs
-// a new connection, at the client's next failed dial (connstate.go), and
-// returns call's error as the Node reports it: the dial's error when the
-// dial ended it while the caller still waited.
-func (n *Node) wait(ctx context.Context, call func(wait context.Context) error) error {
 	var failed context.Context
 	if n.conn != nil {
-		failed = n.conn.watch(n.c)
+		failed = n.conn.watch(n.c) // nil while the client is connected: the common case
 	}
 	wait := ctx
 	if failed != nil {
@@ -269,15 +260,34 @@ func (n *Node) wait(ctx context.Context, call func(wait context.Context) error) 
 		defer cancel()
 		defer context.AfterFunc(failed, cancel)()
 	}
-	err := call(wait)
+	reply, err := n.runOn(wait, c, linger)
 	switch {
 	case err == nil:
-		return nil
+		return reply, nil
 	case failed != nil && ctx.Err() == nil && wait.Err() != nil:
 		// The caller still waits: the dial's error is the call's.
-		return fmt.Errorf("goredis: %s: %w", n.addr, context.Cause(failed))
+		return nil, fmt.Errorf("goredis: %s: %w", n.addr, context.Cause(failed))
 	}
-	return n.wrap(ctx, err)
+	return nil, n.wrap(ctx, err)
+}
+
+// runOn runs c once the master's identity is known (identity.go).
+func (n *Node) runOn(wait context.Context, c *call, linger time.Duration) (any, error) {
+	if err := n.ident.known(wait, n.rc); err != nil {
+		return nil, err
+	}
+	return c.Run(wait, c, linger, true)
+}
+
+// once runs cmd, which go-redis never retries, under ctx, and converts its
+// reply: redis.Nil becomes a nil reply.
+func (n *Node) once(ctx context.Context, cmd *redis.Cmd) (any, error) {
+	_ = n.c.Process(ctx, onceCmd{cmd})
+	reply, err := cmd.Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	return reply, err
 }
 
 // wrap keeps a Redis error reply as it is (it matches redis.Error) and
