@@ -2,13 +2,15 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/quorumlock/quorumlock/chaos/cluster"
-	"golang.org/x/sync/errgroup"
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/quorumlock/quorumlock/chaos/checker"
+	"github.com/quorumlock/quorumlock/chaos/cluster"
 	"github.com/quorumlock/quorumlock/chaos/fault"
 	"github.com/quorumlock/quorumlock/chaos/workload"
 )
@@ -106,16 +108,23 @@ func restartCommand(ctx context.Context, r *Run) error {
 		return err
 	}
 	r.Logf("then, right after a renewal of A's, restart redis-2, at once, empty")
-	// B: one run that waits for the lock, and runs that try once, every
-	// 200ms, each in a process of its own, while A's job may hold it.
+	// B: one run that waits for the lock, and runs that try once, one
+	// started every 200ms over the TTL, each in a process of its own,
+	// while A's job may hold it. They overlap: each takes longer than
+	// 200ms (a process's start, its reads of the masters, and its Close,
+	// which waits up to 2s for releases to the masters cut off from B).
 	g.Go(func() error {
 		return run(1, workload.OnceSpec{ID: "1.1", Key: "k", TTL: restartCommandTTL, Wait: 4 * restartCommandTTL, Hold: 200 * time.Millisecond})
 	})
 	for n := 2; n < 2+int(restartCommandTTL/(200*time.Millisecond)); n++ {
-		if err := run(1, workload.OnceSpec{ID: fmt.Sprintf("1.%d", n), Key: "k", TTL: restartCommandTTL, Wait: 0, Hold: 100 * time.Millisecond}); err != nil {
-			return err
+		g.Go(func() error {
+			return run(1, workload.OnceSpec{ID: fmt.Sprintf("1.%d", n), Key: "k", TTL: restartCommandTTL, Wait: 0, Hold: 100 * time.Millisecond})
+		})
+		select {
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), g.Wait())
+		case <-time.After(200 * time.Millisecond):
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
 	if err := g.Wait(); err != nil {
 		return err
