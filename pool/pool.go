@@ -291,6 +291,11 @@ func (n *Node) do(ctx context.Context, cmd string, args []any) (any, error) {
 		return nil, err
 	}
 	defer c.Close()
+	// redigo hands out an idle connection, and DoContext writes on it,
+	// whatever ctx says: a call whose context ended sends nothing.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return redis.DoContext(c, ctx, cmd, args...)
 }
 
