@@ -51,7 +51,8 @@ type Config struct {
 	// OnNodeError, if set, is told of every failed call to a master: an
 	// error reply, a network error, a timeout; also for calls that end
 	// after the outcome was decided, and for the releases after a failed
-	// attempt. op is "lock", "extend", "unlock" or "release". It is how a
+	// attempt. op is "lock", "extend", "unlock", "check", "release" or
+	// "guard" (the restart guard's records). It is how a
 	// frozen or dead master becomes visible while locks still succeed on
 	// the others. It runs on the caller's goroutine, or, for a failure
 	// that comes after the call returned, on a goroutine of the library's

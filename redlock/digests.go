@@ -5,6 +5,7 @@ package redlock
 // scriptDigests are the SHA1 hex digests of scripts/*.lua, by name.
 var scriptDigests = map[string]string{
 	"acquire":           "f89daab46795114fd4e196f1ba127912542ec057",
+	"check":             "4ba0e2a4ac407779f10aa2535113121f16a6945b",
 	"extend":            "caca5a73bc76a78120b1c11466457054dd89c2d0",
 	"fair_acquire":      "12a151e7f510a4369b03b7081af92142b975b5fb",
 	"fair_draw":         "9a218d7a4d13b24b0a3420fa1a3829775a0722a2",
@@ -16,12 +17,15 @@ var scriptDigests = map[string]string{
 	"guard_read":        "c691c4e8364cb05b72f99ebdde0471990233d73b",
 	"guard_write":       "2a0e79a426c2c08985c64b1c8caeff4f55533c47",
 	"multi_acquire":     "c877c1a54ad493224bde6658c1f23449a0b15534",
+	"multi_check":       "24096d55d7552cb057bef67937508a047df7f409",
 	"multi_extend":      "f4e538f9f486eec3c660991fa95843c71543e549",
 	"multi_release":     "e45818d92f666fd1b5b4b38274cb32ba767570c4",
 	"read_acquire":      "2e05a6799c1a4ae8186a1a5f6f5bb478656fc9de",
+	"read_check":        "4338ec053fb2de56733d266384789dedeec75e36",
 	"read_extend":       "bfa828557a73a6d6d7f779d946b77ee7bbf0cc94",
 	"read_release":      "8de7d86c689ad8a5b9a60141dd6bd186cb920e4b",
 	"reentrant_acquire": "4b818ef3aab69d799f7166ca8fcd6eac98163e3d",
+	"reentrant_check":   "d2a498ad42c2566bb45ff94a354567f6a5f5c9a6",
 	"reentrant_extend":  "08c5f449c0923c45b01ed1ad0fae7077d0d82856",
 	"reentrant_release": "770e53b5def146defb17c815e7209a505c1bff6d",
 	"release":           "874765aa0f6e86477aae4c8abe33cdf2bdbcb8b3",

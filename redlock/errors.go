@@ -31,11 +31,11 @@ var (
 
 // QuorumError describes an operation that did not reach its quorum (or
 // reached it too late). Use errors.As to get it; errors.Is matches
-// ErrNotAcquired (for Op "lock") or ErrLockLost (for "extend" and
-// "unlock"), the context's error when the context ended first, and each
+// ErrNotAcquired (for Op "lock") or ErrLockLost (for "extend", "unlock"
+// and "check"), the context's error when the context ended first, and each
 // failed master's error.
 type QuorumError struct {
-	Op  string // "lock", "extend" or "unlock"
+	Op  string // "lock", "extend", "unlock" or "check"
 	Key string
 	// Nodes is the number of masters and Quorum the number needed.
 	Nodes, Quorum int
@@ -119,6 +119,7 @@ const (
 	opLock   = "lock"
 	opExtend = "extend"
 	opUnlock = "unlock"
+	opCheck  = "check" // Lock.Check
 	// opRelease is the release of a failed attempt (or a writer's
 	// withdrawal), seen only by Config.OnNodeError and Observer.NodeError.
 	opRelease = "release"

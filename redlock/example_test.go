@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"sync"
 	"time"
 
 	"github.com/quorumlock/quorumlock/pool"
@@ -281,4 +282,61 @@ func ExampleLocker_RWMutex() {
 	// Output:
 	// two readers at once
 	// then one writer
+}
+
+// Ask the masters, without extending the lock, whether they still hold it
+// and for how long: a holder about to commit checks that it still may.
+func ExampleLock_Check() {
+	// In a real program: pool.New nodes for your masters, as in ExampleNew.
+	locker, err := redlock.New(exampleNodes(), redlock.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	lk, err := locker.Lock(ctx, "report:7", 30*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	left, err := lk.Check(ctx)
+	switch {
+	case errors.Is(err, redlock.ErrLockLost):
+		fmt.Println("do not commit: the masters no longer hold the lock")
+	case err != nil:
+		log.Fatal(err)
+	default:
+		fmt.Println("held for more than 20s:", left > 20*time.Second)
+	}
+	if err := lk.Unlock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	_, err = lk.Check(ctx)
+	fmt.Println("after Unlock:", errors.Is(err, redlock.ErrLockLost))
+	// Output:
+	// held for more than 20s: true
+	// after Unlock: true
+}
+
+// A sync.Locker for code written against one: here sync.Cond's.
+func ExampleLocker_Mutex() {
+	// In a real program: pool.New nodes for your masters, as in ExampleNew.
+	locker, err := redlock.New(exampleNodes(), redlock.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	m := locker.Mutex("ledger", 10*time.Second)
+	var ready bool
+	cond := sync.NewCond(m)
+	go func() {
+		m.Lock()
+		ready = true
+		m.Unlock()
+		cond.Signal()
+	}()
+	m.Lock()
+	for !ready {
+		cond.Wait()
+	}
+	m.Unlock()
+	fmt.Println("ready, lock released cleanly:", m.Err() == nil)
+	// Output: ready, lock released cleanly: true
 }

@@ -148,6 +148,7 @@ func fairWaiter(id string, ticket int64, reg time.Duration, keys []string, fenci
 		acquire:     fairAcquireScript,
 		acquireArgs: []any{id, ticket, reg.Milliseconds()},
 		extend:      extendScript, // on the lock key, keys[0]
+		check:       checkScript,
 		release:     fairReleaseScript,
 		releaseArgs: []any{id},
 		giveUp:      &fairLeaveScript,

@@ -86,6 +86,7 @@ func multi(keys []string) *variant {
 		keys:        func(string) []string { return keys },
 		acquire:     multiAcquireScript,
 		extend:      multiExtendScript,
+		check:       multiCheckScript,
 		release:     multiReleaseScript,
 		releaseArgs: []any{ReleaseChannel("")}, // the channels' prefix: each key's is announced
 	}

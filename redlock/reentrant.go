@@ -52,6 +52,7 @@ func (r *Reentrant) variant() *variant {
 		keys:        func(key string) []string { return []string{key} },
 		acquire:     reentrantAcquireScript,
 		extend:      reentrantExtendScript,
+		check:       reentrantCheckScript,
 		release:     reentrantReleaseScript,
 		acquireArgs: []any{r.owner},
 		unqueued:    true,

@@ -43,6 +43,7 @@ var reader = &variant{
 	keys:    rwKeys,
 	acquire: readAcquireScript,
 	extend:  readExtendScript,
+	check:   readCheckScript,
 	release: readReleaseScript,
 }
 
@@ -66,6 +67,7 @@ func writer(id string, fencing bool) *variant {
 		acquire:     writeAcquireScript,
 		acquireArgs: []any{id},
 		extend:      extendScript, // on the writer key, keys[0]
+		check:       checkScript,
 		release:     writeReleaseScript,
 		releaseArgs: []any{id},
 		giveUp:      &writeWithdrawScript, // so that readers may go on

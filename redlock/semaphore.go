@@ -113,6 +113,7 @@ func (s *Semaphore) permit(i int) (*variant, []string) {
 		kind:    KindSemaphore,
 		acquire: acquireScript,
 		extend:  extendScript,
+		check:   checkScript,
 		release: releaseScript,
 	}
 	if s.l.fencing {

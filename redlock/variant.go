@@ -44,6 +44,10 @@ type variant struct {
 	// yes to acquire may carry the fencing counter.
 	acquire, extend, release script
 	acquireArgs, releaseArgs []any
+	// check reads, changing nothing, how long the master still holds the
+	// acquisition (Lock.Check): the remaining TTL in ms, 0 where it does
+	// not hold it. It takes an extend's keys and token, without a TTL.
+	check script
 	// fenced: the yes votes carry fencing counters to combine and write
 	// back before the lock is granted; the counter is the last of keys.
 	fenced bool
@@ -157,6 +161,7 @@ var plain = &variant{
 	oneKey:  true,
 	acquire: acquireScript,
 	extend:  extendScript,
+	check:   checkScript,
 	release: releaseScript,
 }
 
@@ -165,6 +170,7 @@ var fenced = &variant{
 	keys:    func(key string) []string { return []string{key, fenceKey(key)} },
 	acquire: fenceAcquireScript,
 	extend:  extendScript,
+	check:   checkScript,
 	release: releaseScript,
 	fenced:  true,
 }
