@@ -3,13 +3,12 @@ package redlock
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"time"
 )
 
 // acquire checks its input, then makes attempts of v until one succeeds, or
 // only one when retry is false. Config.Observer hears of every call.
-func (l *Locker) acquire(ctx context.Context, v *variant, key string, ttl time.Duration, retry bool) (lk *Lock, err error) {
+func (l *Locker) acquire(ctx context.Context, cc *callConfig, v *variant, key string, ttl time.Duration, retry bool) (lk *Lock, err error) {
 	attempts := 0
 	if l.observer != nil {
 		start := l.clock.Now()
@@ -42,21 +41,27 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key string, ttl time.D
 		}
 	}
 	w := &first.w
-	l.initWaiting(w, rkey, retry && !v.unqueued)
+	l.initWaiting(w, rkey, retry && !v.unqueued, cc.retry)
 	defer w.close()
 	if err := w.start(ctx); err != nil {
 		return nil, l.quorumError(opLock, key, nil, err)
 	}
 	var token string          // the last attempt's
 	var answered *QuorumError // the error of the last attempt some master answered
-	attempts = l.attempts(ctx, w, retry, func(int) bool {
+	attempts = l.attempts(ctx, cc, w, retry, func(n int) bool {
 		if cerr := ctx.Err(); cerr != nil { // send nothing; err stays the last attempt's
 			if err == nil {
 				err = l.quorumError(opLock, key, nil, cerr)
 			}
 			return false
 		}
-		token = rand.Text() // fresh per attempt: a late release of one never hits the next
+		// Fresh per attempt: a late release of one never hits the next.
+		next, terr := cc.newToken(n, token)
+		if terr != nil {
+			err = terr
+			return true // no more attempts: err says why
+		}
+		token = next
 		var cleaned <-chan struct{}
 		lk, cleaned, err = l.attempt(ctx, v, key, keys, token, ttl)
 		if err == nil {
@@ -71,7 +76,7 @@ func (l *Locker) acquire(ctx context.Context, v *variant, key string, ttl time.D
 		return false
 	})
 	if err == nil {
-		l.granted(ctx, lk)
+		l.granted(ctx, lk, cc)
 		return lk, nil
 	}
 	if token != "" { // some attempt went out
@@ -99,12 +104,13 @@ func detach(ctx context.Context) context.Context {
 }
 
 // attempts is the one retry loop of every acquisition: it calls try(n) for
-// n = 1, 2, ... until try reports success, or only once when retry is
-// false, waiting between attempts as w says (w.next, until ctx ends). It
-// returns the number of attempts made.
-func (l *Locker) attempts(ctx context.Context, w *waiting, retry bool, try func(n int) (ok bool)) int {
+// n = 1, 2, ... until try reports that it is done (a success, or a failure
+// that no attempt can mend, which try keeps), or only once when retry is
+// false, or cc's WithMaxAttempts times, waiting between attempts as w says
+// (w.next, until ctx ends). It returns the number of attempts made.
+func (l *Locker) attempts(ctx context.Context, cc *callConfig, w *waiting, retry bool, try func(n int) (done bool)) int {
 	for n := 1; ; n++ {
-		if try(n) || !retry || !w.next(ctx, n) {
+		if try(n) || !retry || !cc.more(n) || !w.next(ctx, n) {
 			return n
 		}
 	}
@@ -134,14 +140,14 @@ func (l *Locker) awaitCleanup(ctx context.Context, cleaned <-chan struct{}) {
 // and with an Observer its expiry timer, so that a loss is told even when
 // nobody watches Done, and the context its later events carry (that of the
 // acquisition call ctx, without its cancellation).
-func (l *Locker) granted(ctx context.Context, lk *Lock) {
+func (l *Locker) granted(ctx context.Context, lk *Lock, cc *callConfig) {
 	if l.observer != nil {
 		lk.ctx = detach(ctx)
 		lk.mu.Lock()
 		lk.watchLocked()
 		lk.mu.Unlock()
 	}
-	if l.autoRenew {
+	if cc.autoRenew {
 		lk.startRenewal()
 	}
 }

@@ -13,11 +13,14 @@ import (
 // of it then matches ErrLockLost. Do returns fn's error; if fn returned nil
 // but the lock was lost while it ran, an error matching ErrLockLost, since
 // fn's work may have overlapped another holder's.
-func (l *Locker) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
+//
+// opts override the Locker's Config for the acquisition (Option); Do
+// renews whatever WithAutoRenew says.
+func (l *Locker) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error, opts ...Option) error {
 	if fn == nil {
 		return invalid("nil function")
 	}
-	lk, err := l.Lock(ctx, key, ttl)
+	lk, err := l.Lock(ctx, key, ttl, opts...)
 	if err != nil {
 		return err
 	}

@@ -340,3 +340,43 @@ func ExampleLocker_Mutex() {
 	fmt.Println("ready, lock released cleanly:", m.Err() == nil)
 	// Output: ready, lock released cleanly: true
 }
+
+// One Locker for locks that want different things: a fenced lock beside a
+// plain one, a bounded number of attempts, tokens that carry a request id.
+func ExampleOption() {
+	// In a real program: pool.New nodes for your masters, as in ExampleNew.
+	locker, err := redlock.New(exampleNodes(), redlock.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+
+	fenced, err := locker.Lock(ctx, "ledger", 10*time.Second, redlock.WithFencing(true))
+	if err != nil {
+		log.Fatal(err)
+	}
+	plain, err := locker.Lock(ctx, "cache:warm", 10*time.Second)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("fenced:", fenced.Fence() > 0, "plain:", plain.Fence() == 0)
+
+	// Three attempts at most, then give up (the lock is held).
+	_, err = locker.Lock(ctx, "ledger", 10*time.Second, redlock.WithMaxAttempts(3),
+		redlock.WithToken(func(attempt int) string { return fmt.Sprintf("request-81/%d", attempt) }))
+	fmt.Println("gave up while held:", errors.Is(err, redlock.ErrNotAcquired))
+
+	fenced.Unlock(ctx)
+	lk, err := locker.TryLock(ctx, "ledger", 10*time.Second,
+		redlock.WithToken(func(attempt int) string { return fmt.Sprintf("request-82/%d", attempt) }))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("token:", lk.Token())
+	lk.Unlock(ctx)
+	plain.Unlock(ctx)
+	// Output:
+	// fenced: true plain: true
+	// gave up while held: true
+	// token: request-82/1
+}

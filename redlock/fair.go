@@ -80,16 +80,19 @@ func (l *Locker) Fair(key string) *Fair { return &Fair{l: l, key: key} }
 // TryLock draws a ticket and makes one attempt to acquire the lock for ttl:
 // it succeeds only when no earlier waiter is registered and the lock is
 // free. On failure the error matches ErrNotAcquired.
-func (f *Fair) TryLock(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	return f.acquire(ctx, ttl, false)
+// opts override the Locker's Config for this call (Option).
+func (f *Fair) TryLock(ctx context.Context, ttl time.Duration, opts ...Option) (*Lock, error) {
+	return f.acquire(ctx, ttl, false, opts)
 }
 
 // Lock draws a ticket and waits for its turn, then acquires the lock for
 // ttl, retrying until it succeeds or ctx ends, as Locker.Lock does. When
 // ctx ends the error matches both ctx.Err() and ErrNotAcquired, and the
-// waiter's registration is removed from the masters.
-func (f *Fair) Lock(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	return f.acquire(ctx, ttl, true)
+// waiter's registration is removed from the masters. opts override the
+// Locker's Config for this call (Option; WithMaxAttempts counts the
+// ticket's draw and the attempts apart).
+func (f *Fair) Lock(ctx context.Context, ttl time.Duration, opts ...Option) (*Lock, error) {
+	return f.acquire(ctx, ttl, true, opts)
 }
 
 // fairKeys are the lock key, then the queue, the expiries, the ticket
@@ -105,9 +108,13 @@ func (l *Locker) registration() time.Duration {
 	return max(6*l.nodeTimeout, 300*time.Millisecond)
 }
 
-func (f *Fair) acquire(ctx context.Context, ttl time.Duration, retry bool) (*Lock, error) {
+func (f *Fair) acquire(ctx context.Context, ttl time.Duration, retry bool, opts []Option) (*Lock, error) {
 	l := f.l
 	if err := l.checkCall(ctx, f.key, ttl); err != nil {
+		return nil, err
+	}
+	cc, err := l.callConfig(opts)
+	if err != nil {
 		return nil, err
 	}
 	rkey := l.prefix + f.key // its name on the masters
@@ -118,23 +125,23 @@ func (f *Fair) acquire(ctx context.Context, ttl time.Duration, retry bool) (*Loc
 	start := l.clock.Now()
 	id := rand.Text()
 	keys := fairKeys(rkey, id)
-	ticket, err := f.draw(ctx, keys[3], reg, retry)
+	ticket, err := f.draw(ctx, cc, keys[3], reg, retry)
 	if err != nil {
 		if l.observer != nil {
 			l.observer.Acquire(AcquireEvent{Key: f.key, Kind: KindFair, Wait: l.clock.Now().Sub(start), Err: err, ctx: detach(ctx)})
 		}
 		return nil, err
 	}
-	if l.fencing {
+	if cc.fencing {
 		keys = append(keys, fenceKey(rkey))
 	}
-	v := fairWaiter(id, ticket, reg, keys, l.fencing)
+	v := fairWaiter(id, ticket, reg, keys, cc.fencing)
 	if !retry {
-		return l.acquire(ctx, v, f.key, ttl, false)
+		return l.acquire(ctx, cc, v, f.key, ttl, false)
 	}
 	stop := l.keepRegistered(ctx, keys[1:4], id, reg)
 	defer stop()
-	return l.acquire(ctx, v, f.key, ttl, true)
+	return l.acquire(ctx, cc, v, f.key, ttl, true)
 }
 
 // fairWaiter is the variant of one waiter, whose id, ticket and keys stay
@@ -159,11 +166,11 @@ func fairWaiter(id string, ticket int64, reg time.Duration, keys []string, fenci
 // quorum of the masters answered. With too few answers it draws again
 // after the Retry backoff while retry is set and ctx lasts (the increments
 // that landed only leave gaps between tickets).
-func (f *Fair) draw(ctx context.Context, counter string, reg time.Duration, retry bool) (ticket int64, err error) {
+func (f *Fair) draw(ctx context.Context, cc *callConfig, counter string, reg time.Duration, retry bool) (ticket int64, err error) {
 	l := f.l
-	w := waiting{l: l, tried: true} // backs off only: no queue, no subscription
+	w := waiting{l: l, retry: cc.retry, tried: true} // backs off only: no queue, no subscription
 	defer w.close()
-	l.attempts(ctx, &w, retry, func(int) bool {
+	l.attempts(ctx, cc, &w, retry, func(int) bool {
 		if cerr := ctx.Err(); cerr != nil {
 			if err == nil {
 				err = l.quorumError(opLock, f.key, nil, cerr)

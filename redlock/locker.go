@@ -24,8 +24,9 @@ type Locker struct {
 	// is a NodeStateObserver (observe.go); nil otherwise.
 	states NodeStateObserver
 
-	guard guardState // the restart guard (guard.go)
-	probe string     // the key durable confirmations write (layout.Probe)
+	defaults callConfig // what a call runs with that has no Options
+	guard    guardState // the restart guard (guard.go)
+	probe    string     // the key durable confirmations write (layout.Probe)
 
 	inflight counter     // releases and record rounds in flight, for Close
 	renewing sync.Map    // *Lock -> struct{}: the locks being renewed, for Close
@@ -60,7 +61,8 @@ func New(nodes []Node, cfg Config) (*Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Locker{masters: make([]*master, len(nodes)), settings: s}
+	l := &Locker{masters: make([]*master, len(nodes)), settings: s,
+		defaults: callConfig{fencing: s.fencing, autoRenew: s.autoRenew, retry: s.retry}}
 	l.guard = guardState{on: cfg.RestartGuard >= 0 && !cfg.FsyncAlways, strict: cfg.RestartGuard, key: layout.Registry(s.prefix)}
 	l.probe = layout.Probe(s.prefix)
 	for i, n := range nodes {
@@ -116,9 +118,14 @@ func (l *Locker) Quorum() int { return l.quorum }
 func (l *Locker) Nodes() int { return len(l.masters) }
 
 // TryLock makes one attempt to acquire key for ttl. On failure the error
-// matches ErrNotAcquired and is a *QuorumError.
-func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	return l.acquire(ctx, l.variant(), key, ttl, false)
+// matches ErrNotAcquired and is a *QuorumError. opts override the
+// Locker's Config for this call (Option).
+func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration, opts ...Option) (*Lock, error) {
+	cc, err := l.callConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return l.acquire(ctx, cc, l.variant(cc), key, ttl, false)
 }
 
 // Lock acquires key for ttl, retrying after a failed attempt until it
@@ -127,13 +134,18 @@ func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (*L
 // (when its Node is a Subscriber, as *pool.Node is, unless
 // Config.DisableWakeOnRelease). When ctx ends the error matches both
 // ctx.Err() and ErrNotAcquired, and is a *QuorumError about the last
-// attempt.
-func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	return l.acquire(ctx, l.variant(), key, ttl, true)
+// attempt. opts override the Locker's Config for this call (Option).
+func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration, opts ...Option) (*Lock, error) {
+	cc, err := l.callConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return l.acquire(ctx, cc, l.variant(cc), key, ttl, true)
 }
 
-func (l *Locker) variant() *variant {
-	if l.fencing {
+// variant is the plain or the fenced lock, as cc says.
+func (l *Locker) variant(cc *callConfig) *variant {
+	if cc.fencing {
 		return fenced
 	}
 	return plain

@@ -37,26 +37,30 @@ import (
 // the lock is not acquired; the *QuorumError's NodeErrors say so. The
 // Locker cannot tell a Cluster master from a standalone one, so it does not
 // refuse such keys itself: on standalone masters they are fine.
-func (l *Locker) LockMulti(ctx context.Context, keys []string, ttl time.Duration) (*Lock, error) {
-	return l.acquireMulti(ctx, keys, ttl, true)
+func (l *Locker) LockMulti(ctx context.Context, keys []string, ttl time.Duration, opts ...Option) (*Lock, error) {
+	return l.acquireMulti(ctx, keys, ttl, true, opts)
 }
 
 // TryLockMulti makes one attempt to acquire every one of keys for ttl, all
 // or none, as LockMulti does. On failure the error matches ErrNotAcquired
 // and is a *QuorumError.
-func (l *Locker) TryLockMulti(ctx context.Context, keys []string, ttl time.Duration) (*Lock, error) {
-	return l.acquireMulti(ctx, keys, ttl, false)
+func (l *Locker) TryLockMulti(ctx context.Context, keys []string, ttl time.Duration, opts ...Option) (*Lock, error) {
+	return l.acquireMulti(ctx, keys, ttl, false, opts)
 }
 
-func (l *Locker) acquireMulti(ctx context.Context, keys []string, ttl time.Duration, retry bool) (*Lock, error) {
+func (l *Locker) acquireMulti(ctx context.Context, keys []string, ttl time.Duration, retry bool, opts []Option) (*Lock, error) {
 	if err := l.checkMultiKeys(keys); err != nil {
+		return nil, err
+	}
+	cc, err := l.callConfig(opts)
+	if err != nil {
 		return nil, err
 	}
 	rkeys := make([]string, len(keys)) // their names on the masters; the caller may reuse its slice
 	for i, k := range keys {
 		rkeys[i] = l.prefix + k
 	}
-	return l.acquire(ctx, multi(rkeys), keys[0], ttl, retry)
+	return l.acquire(ctx, cc, multi(rkeys), keys[0], ttl, retry)
 }
 
 // checkMultiKeys refuses, with ErrInvalid, an empty list, an empty key and

@@ -45,7 +45,7 @@ func (l *Locker) Reentrant(key, owner string) *Reentrant {
 // variant is the reentrant variant of r's owner: each attempt's token
 // is a hold id of its own (a fresh random value), and the owner goes to the
 // acquire script as its own argument.
-func (r *Reentrant) variant() *variant {
+func (r *Reentrant) variant(cc *callConfig) *variant {
 	v := &variant{
 		kind:        KindReentrant,
 		owner:       r.owner,
@@ -57,7 +57,7 @@ func (r *Reentrant) variant() *variant {
 		acquireArgs: []any{r.owner},
 		unqueued:    true,
 	}
-	if r.l.fencing {
+	if cc.fencing {
 		// The acquire script takes the counter as a further key (see
 		// reentrant_acquire.lua).
 		v.keys = func(key string) []string { return []string{key, fenceKey(key)} }
@@ -66,18 +66,25 @@ func (r *Reentrant) variant() *variant {
 	return v
 }
 
-// TryLock makes one attempt to add a hold for ttl.
-func (r *Reentrant) TryLock(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	if r.owner == "" {
-		return nil, invalid("empty owner")
-	}
-	return r.l.acquire(ctx, r.variant(), r.key, ttl, false)
+// TryLock makes one attempt to add a hold for ttl. opts override the
+// Locker's Config for this call (Option).
+func (r *Reentrant) TryLock(ctx context.Context, ttl time.Duration, opts ...Option) (*Lock, error) {
+	return r.acquire(ctx, ttl, false, opts)
 }
 
 // Lock adds a hold for ttl, waiting as Locker.Lock does until ctx ends.
-func (r *Reentrant) Lock(ctx context.Context, ttl time.Duration) (*Lock, error) {
+// opts override the Locker's Config for this call (Option).
+func (r *Reentrant) Lock(ctx context.Context, ttl time.Duration, opts ...Option) (*Lock, error) {
+	return r.acquire(ctx, ttl, true, opts)
+}
+
+func (r *Reentrant) acquire(ctx context.Context, ttl time.Duration, retry bool, opts []Option) (*Lock, error) {
 	if r.owner == "" {
 		return nil, invalid("empty owner")
 	}
-	return r.l.acquire(ctx, r.variant(), r.key, ttl, true)
+	cc, err := r.l.callConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.l.acquire(ctx, cc, r.variant(cc), r.key, ttl, retry)
 }

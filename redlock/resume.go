@@ -44,8 +44,17 @@ import (
 // TryLock (plain or fenced), not to reentrant, read-write or multi-key
 // locks. An empty token, an empty key or a bad ttl give an error matching
 // ErrInvalid, and nothing is sent.
-func (l *Locker) Resume(ctx context.Context, key, token string, ttl time.Duration) (lk *Lock, err error) {
-	v := l.variant()
+//
+// opts override the Locker's Config for this call (Option): WithFencing
+// must say how the lock was acquired, and WithToken, WithRetry and
+// WithMaxAttempts do not apply (the token is the one given; there is one
+// attempt).
+func (l *Locker) Resume(ctx context.Context, key, token string, ttl time.Duration, opts ...Option) (lk *Lock, err error) {
+	cc, err := l.callConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	v := l.variant(cc)
 	attempts := 0
 	if l.observer != nil {
 		start := l.clock.Now()
@@ -64,13 +73,13 @@ func (l *Locker) Resume(ctx context.Context, key, token string, ttl time.Duratio
 		return nil, err
 	}
 	attempts = 1
-	return l.resume(ctx, v, key, keys, token, ttl)
+	return l.resume(ctx, cc, v, key, keys, token, ttl)
 }
 
 // resume is Resume's one round: the Extend script on every master, deciding
 // at the quorum (Locker.round, as an attempt's). A call whose outcome is
 // unknown counts, like an Extend's, as one that may still land with ttl.
-func (l *Locker) resume(ctx context.Context, v *variant, key string, keys []string, token string, ttl time.Duration) (*Lock, error) {
+func (l *Locker) resume(ctx context.Context, cc *callConfig, v *variant, key string, keys []string, token string, ttl time.Duration) (*Lock, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, l.quorumError(opLock, key, nil, err) // nothing sent
 	}
@@ -103,6 +112,6 @@ func (l *Locker) resume(ctx context.Context, v *variant, key string, keys []stri
 	lk.mu.Lock()
 	lk.until, lk.granted, lk.fence = until, l.clock.Now(), fence
 	lk.mu.Unlock()
-	l.granted(ctx, lk)
+	l.granted(ctx, lk, cc)
 	return lk, nil
 }

@@ -74,22 +74,39 @@ func writer(id string, fencing bool) *variant {
 	}
 }
 
-// TryRLock makes one attempt to take a read hold for ttl.
-func (m *RWMutex) TryRLock(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	return m.l.acquire(ctx, reader, m.key, ttl, false)
+// TryRLock makes one attempt to take a read hold for ttl. opts override
+// the Locker's Config for this call (Option; readers carry no fencing
+// token whatever WithFencing says).
+func (m *RWMutex) TryRLock(ctx context.Context, ttl time.Duration, opts ...Option) (*Lock, error) {
+	return m.acquire(ctx, ttl, false, false, opts)
 }
 
-// RLock takes a read hold for ttl, waiting as Locker.Lock does.
-func (m *RWMutex) RLock(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	return m.l.acquire(ctx, reader, m.key, ttl, true)
+// RLock takes a read hold for ttl, waiting as Locker.Lock does. opts
+// override the Locker's Config for this call (Option).
+func (m *RWMutex) RLock(ctx context.Context, ttl time.Duration, opts ...Option) (*Lock, error) {
+	return m.acquire(ctx, ttl, false, true, opts)
 }
 
-// TryLock makes one attempt to take the write lock for ttl.
-func (m *RWMutex) TryLock(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	return m.l.acquire(ctx, writer(rand.Text(), m.l.fencing), m.key, ttl, false)
+// TryLock makes one attempt to take the write lock for ttl. opts override
+// the Locker's Config for this call (Option).
+func (m *RWMutex) TryLock(ctx context.Context, ttl time.Duration, opts ...Option) (*Lock, error) {
+	return m.acquire(ctx, ttl, true, false, opts)
 }
 
-// Lock takes the write lock for ttl, waiting as Locker.Lock does.
-func (m *RWMutex) Lock(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	return m.l.acquire(ctx, writer(rand.Text(), m.l.fencing), m.key, ttl, true)
+// Lock takes the write lock for ttl, waiting as Locker.Lock does. opts
+// override the Locker's Config for this call (Option).
+func (m *RWMutex) Lock(ctx context.Context, ttl time.Duration, opts ...Option) (*Lock, error) {
+	return m.acquire(ctx, ttl, true, true, opts)
+}
+
+func (m *RWMutex) acquire(ctx context.Context, ttl time.Duration, write, retry bool, opts []Option) (*Lock, error) {
+	cc, err := m.l.callConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	v := reader
+	if write {
+		v = writer(rand.Text(), cc.fencing)
+	}
+	return m.l.acquire(ctx, cc, v, m.key, ttl, retry)
 }

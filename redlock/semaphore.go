@@ -2,7 +2,6 @@ package redlock
 
 import (
 	"context"
-	"crypto/rand"
 	mrand "math/rand/v2"
 	"strconv"
 	"strings"
@@ -71,8 +70,9 @@ func (l *Locker) Semaphore(key string, k int) *Semaphore {
 // TryAcquire makes one pass over the permits, from a random one, and
 // returns the first that is granted, for ttl. When none is, the error
 // matches ErrNotAcquired and is the *QuorumError of the last permit tried.
-func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	return s.acquire(ctx, ttl, false)
+// opts override the Locker's Config for this call (Option).
+func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration, opts ...Option) (*Lock, error) {
+	return s.acquire(ctx, ttl, false, opts)
 }
 
 // Acquire takes a permit for ttl, waiting as Locker.Lock does: after each
@@ -84,8 +84,12 @@ func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration) (*Lock, e
 // The returned *Lock is an ordinary lock on one permit: Extend, Unlock,
 // Done, Err, Context and renewal work on it as on any lock. Its Key is the
 // semaphore's key; Lock.Permit says which permit it holds.
-func (s *Semaphore) Acquire(ctx context.Context, ttl time.Duration) (*Lock, error) {
-	return s.acquire(ctx, ttl, true)
+//
+// opts override the Locker's Config for this call (Option; WithMaxAttempts
+// counts passes over the permits, WithToken's attempt numbers count every
+// permit tried).
+func (s *Semaphore) Acquire(ctx context.Context, ttl time.Duration, opts ...Option) (*Lock, error) {
+	return s.acquire(ctx, ttl, true, opts)
 }
 
 // Permit returns which permit of its semaphore lk holds, 0 to K-1, or -1
@@ -107,7 +111,7 @@ func permitKey(key string, i int) string { return layout.Permit(key, i) }
 
 // permit returns the variant and the keys of permit i: a plain lock on its
 // key, or a fenced one whose counter is the semaphore's.
-func (s *Semaphore) permit(i int) (*variant, []string) {
+func (s *Semaphore) permit(i int, fencing bool) (*variant, []string) {
 	keys := []string{permitKey(s.l.prefix+s.key, i)}
 	v := &variant{
 		kind:    KindSemaphore,
@@ -116,7 +120,7 @@ func (s *Semaphore) permit(i int) (*variant, []string) {
 		check:   checkScript,
 		release: releaseScript,
 	}
-	if s.l.fencing {
+	if fencing {
 		keys = append(keys, fenceKey(s.l.prefix+s.key))
 		v.acquire, v.fenced = fenceAcquireScript, true
 	}
@@ -140,7 +144,7 @@ func (s *Semaphore) check(ctx context.Context, ttl time.Duration) error {
 // attempts where Locker.acquire makes one. The waiting between passes is
 // the same, keyed by the semaphore's key, on which every permit's Unlock
 // announces its release (the Lock's key).
-func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, retry bool) (lk *Lock, err error) {
+func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, retry bool, opts []Option) (lk *Lock, err error) {
 	l := s.l
 	attempts := 0
 	if l.observer != nil {
@@ -152,13 +156,18 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, retry bool) 
 	if err := s.check(ctx, ttl); err != nil {
 		return nil, err
 	}
+	cc, err := l.callConfig(opts)
+	if err != nil {
+		return nil, err
+	}
 	var w waiting
-	l.initWaiting(&w, l.prefix+s.key, retry)
+	l.initWaiting(&w, l.prefix+s.key, retry, cc.retry)
 	defer w.close()
 	if err := w.start(ctx); err != nil {
 		return nil, l.quorumError(opLock, s.key, nil, err)
 	}
-	l.attempts(ctx, &w, retry, func(int) bool {
+	var token string
+	l.attempts(ctx, cc, &w, retry, func(int) bool {
 		off := mrand.IntN(s.k)
 		for j := range s.k {
 			if cerr := ctx.Err(); cerr != nil { // send nothing more; err stays the last attempt's
@@ -168,15 +177,21 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, retry bool) 
 				return false
 			}
 			attempts++
-			v, keys := s.permit((off + j) % s.k)
-			if lk, _, err = l.attempt(ctx, v, s.key, keys, rand.Text(), ttl); err == nil {
+			next, terr := cc.newToken(attempts, token)
+			if terr != nil {
+				err = terr
+				return true // no more attempts: err says why
+			}
+			token = next
+			v, keys := s.permit((off+j)%s.k, cc.fencing)
+			if lk, _, err = l.attempt(ctx, v, s.key, keys, token, ttl); err == nil {
 				return true
 			}
 		}
 		return false
 	})
 	if err == nil {
-		l.granted(ctx, lk)
+		l.granted(ctx, lk, cc)
 		return lk, nil
 	}
 	if qerr, ok := err.(*QuorumError); ok && qerr.Cause == nil {

@@ -24,7 +24,8 @@ import (
 type waiting struct {
 	l      *Locker
 	key    string
-	queued bool // take part in the Locker's per-key queue (queue.go)
+	queued bool          // take part in the Locker's per-key queue (queue.go)
+	retry  RetryStrategy // the backoff between attempts
 
 	turn   *ticket         // our place in key's queue; nil until joined
 	kick   <-chan struct{} // an Unlock of key by this process; nil until joined
@@ -34,10 +35,10 @@ type waiting struct {
 	timer  *time.Timer
 }
 
-// initWaiting sets up w as the waiting of a Lock call for key; queued puts
-// it in the Locker's per-key queue.
-func (l *Locker) initWaiting(w *waiting, key string, queued bool) {
-	*w = waiting{l: l, key: key, queued: queued, tried: l.noWake}
+// initWaiting sets up w as the waiting of a Lock call for key, with retry's
+// backoff; queued puts it in the Locker's per-key queue.
+func (l *Locker) initWaiting(w *waiting, key string, queued bool, retry RetryStrategy) {
+	*w = waiting{l: l, key: key, queued: queued, retry: retry, tried: l.noWake}
 }
 
 // start runs before the first attempt: when other Lock calls here wait for
@@ -67,7 +68,7 @@ func (w *waiting) next(ctx context.Context, attempt int) bool {
 			return true // try once more at once
 		}
 	}
-	return w.sleep(ctx, w.l.retry.Backoff(attempt))
+	return w.sleep(ctx, w.retry.Backoff(attempt))
 }
 
 // join adds the call to the tail of key's queue.
