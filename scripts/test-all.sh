@@ -33,7 +33,7 @@ staticcheck=honnef.co/go/tools/cmd/staticcheck@v0.7.0
 status=0
 for mod in $(find . -name go.mod -not -path '*/testdata/*' | sort); do
   dir=$(dirname "$mod")
-  echo "=== module $dir"
+  echo "=== module $dir (at ${SECONDS}s)"
   # Each check's failure fails the module: set -e does not apply inside a
   # subshell whose status is tested, so the checks are chained explicitly.
   (
@@ -48,7 +48,7 @@ done
 
 # Installable: a module outside the repository resolves and builds the
 # repository's modules through a module proxy made from the tree.
-echo "=== release check"
+echo "=== release check (at ${SECONDS}s)"
 log=$(mktemp)
 if ./scripts/release-check.sh >"$log" 2>&1; then
   tail -1 "$log"
@@ -64,7 +64,7 @@ rm -f "$log"
 # run above; this pass is about the server.
 for target in .:./redlocktest/... adapters/goredis:./... adapters/rueidis:./... adapters/valkeygo:./...; do
   dir=${target%%:*} pkgs=${target#*:}
-  echo "=== $dir $pkgs against valkey-server"
+  echo "=== $dir $pkgs against valkey-server (at ${SECONDS}s)"
   (cd "$dir" && QUORUMLOCK_SERVER=valkey-server go test -count=1 -timeout 10m "$pkgs") ||
     { echo "=== $dir against valkey-server FAILED" >&2; status=1; }
 done
@@ -74,12 +74,13 @@ done
 # (every Node type and process lifetime), which the pass above ran, and
 # each Node type's reading of valkey's INFO runs in its adapter's tests
 # just above.
-echo "=== chaos short suite against valkey-server"
+echo "=== chaos short suite against valkey-server (at ${SECONDS}s)"
 (cd chaos && QUORUMLOCK_SERVER=valkey-server QUORUMLOCK_CHAOS_DOCKER=0 go test -count=1 -timeout 10m -run '^TestScenarios$/^local$' \
   -skip '^TestScenarios$/^local$/^(restart-(pipelined|pooled|goredis|rueidis|valkeygo)-|restart-command$|safe-command$)' ./scenario) ||
   { echo "=== chaos short suite against valkey-server FAILED" >&2; status=1; }
 
-echo "=== chaos mutation self-test"
+echo "=== chaos mutation self-test (at ${SECONDS}s)"
 # Its baseline (the scenarios unmutated) is the chaos module's own tests above.
 ./chaos/mutation/run.sh --parallel 2 --skip-baseline || status=1
+echo "=== done in ${SECONDS}s, status $status"
 exit $status

@@ -64,6 +64,11 @@ type shared struct {
 	// unregistered leaves out the registering lock (register): A's lock
 	// is the deployment's first, taken in the partition.
 	unregistered bool
+	// history makes A lock and release the key this many times on
+	// masters 0-2 before its lock (a key in use): the fencing counters
+	// there run ahead of those on the masters only B reaches, so that a
+	// counter the disrupted master lost shows in B's token.
+	history int
 }
 
 // lifetime is how long a client's process lives, beside the restart.
@@ -83,6 +88,11 @@ const (
 
 // longest is the longest TTL a client of the scenario uses.
 func (s shared) longest() time.Duration { return max(s.ttl, s.extendTo, s.warmFor) }
+
+// restartHistory is how many times restart-delayed's A locks the key
+// before the lock the restart is about: well above the attempts B makes
+// while A holds it (each counts its fence up on masters 3 and 4).
+const restartHistory = 40
 
 // restartAtOnce kills master 2 and starts it again without delay.
 func restartAtOnce(time.Duration) fault.Fault { return fault.Fault{Kind: fault.Restart, Node: 2} }
@@ -147,6 +157,13 @@ func (s shared) run(ctx context.Context, r *Run) error {
 		if err := s.warmUp(ctx, b); err != nil {
 			return err
 		}
+	}
+	for range s.history {
+		h, err := acquire(ctx, a, "k", s.ttl)
+		if err != nil {
+			return fmt.Errorf("scenario: client A could not lock on masters 0-2: %w", err)
+		}
+		h.Release(ctx)
 	}
 	ha, err := acquire(ctx, a, "k", s.ttl)
 	if err != nil {

@@ -19,9 +19,9 @@ func protections() []Scenario {
 		{
 			Name:        "restart-guarded",
 			Persistence: cluster.PersistenceNone,
-			Invariant:   "mutual exclusion across restart-unsafe's restart (no persistence, no delay) with the restart guard on: the default guard for a client that saw the master before, the strict one (RestartGuard = the longest TTL) for a client that first meets it after; the clients take 2s locks and extend them to 4s, and B tries until A's extended lock expires",
+			Invariant:   "mutual exclusion across restart-unsafe's restart (no persistence, no delay) with the restart guard on: the default guard for a client that saw the master before, the strict one (RestartGuard = the longest TTL) for a client that first meets it after; the clients take 2s locks and extend them to 5s (a guard blind to Extends would pass 2-3s after the restart: 2s before A's lock expires), and B tries until A's extended lock expires",
 			Expect:      "0 overlaps: the restarted master's grants do not count until it has been up for the longest TTL, Extends included; both clients get the lock after A released",
-			run:         shared{ttl: 2 * time.Second, extendTo: 4 * time.Second, disrupt: restartAtOnce, warm: true, strict: true}.run,
+			run:         shared{ttl: 2 * time.Second, extendTo: 5 * time.Second, disrupt: restartAtOnce, warm: true, strict: true}.run,
 		},
 		{
 			Name:        "restart-guarded-acquired",

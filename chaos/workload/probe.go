@@ -75,6 +75,11 @@ const (
 	// still run). Either way the key may not stay on that master (issue
 	// 22 item 6).
 	LateNoScript Probe = "late-noscript"
+	// LateAcquire: a TryLock whose request to one master comes late, past
+	// the connection's stall timeout, is released over a new connection:
+	// the release reaches that master first. The late acquire must not
+	// set the key there (probe_late.go).
+	LateAcquire Probe = "late-acquire"
 	// FenceAhead: one master's fencing counter runs ahead of the others'
 	// (as its clock would); fenced locks granted by two quorums, one with
 	// that master and one without, must get increasing tokens: the
@@ -138,7 +143,7 @@ func Probes(ks []Kind) []Probe {
 	for _, k := range ks {
 		switch k {
 		case Plain:
-			ps = append(ps, DropPrivate, SharedMulti, EndedUnlock, LateNoScript, ReleaseRetried)
+			ps = append(ps, DropPrivate, SharedMulti, EndedUnlock, LateNoScript, LateAcquire, ReleaseRetried)
 		case Reentrant:
 			ps = append(ps, DropInner, RetriedOwner, GiveUpReentrant)
 		case Extend:
@@ -218,6 +223,8 @@ func (p *prober) run(ctx context.Context, pr Probe) error {
 		return p.fairHeld(ctx)
 	case LateNoScript:
 		return p.lateNoScript(ctx)
+	case LateAcquire:
+		return p.lateAcquire(ctx)
 	case FenceAhead:
 		return p.fenceAhead(ctx)
 	case ExtendsInOrder:

@@ -18,8 +18,8 @@ import (
 func TestProbesHoldOnTheLibrary(t *testing.T) {
 	e := newEnv(t, 2)
 	ps := workload.Probes(workload.Kinds)
-	if len(ps) != 24 {
-		t.Fatalf("Probes(all kinds) = %v, want the 24 probes", ps)
+	if len(ps) != 25 {
+		t.Fatalf("Probes(all kinds) = %v, want the 25 probes", ps)
 	}
 	if err := workload.RunProbes(context.Background(), e, ps, 1); err != nil {
 		t.Fatal(err)
