@@ -56,6 +56,9 @@ type gen struct {
 	// longExtends: Extends may go past tmax (every pair of clients shares
 	// two masters).
 	longExtends bool
+	// emax: split, the longest TTL an Extend may ask for (tmax, or the
+	// warm-up's Extend's).
+	emax time.Duration
 	// late are the clients that start late; starts every client's start.
 	late   []int
 	starts []time.Duration
@@ -96,6 +99,9 @@ func (g *gen) config() {
 		}
 	}
 	replicas := g.chance(0.25)
+	if s.Theme == "split" {
+		replicas = g.chance(0.45) // failovers are among the split's faults
+	}
 	local := g.chance(0.15)
 	for range n {
 		m := Master{ReplicaLag: -1, FsyncPhase: Duration(g.between(0, time.Second))}
@@ -132,10 +138,20 @@ func (g *gen) config() {
 		s.Lib.Strict = Duration(g.between(500*ms, 3*time.Second))
 	case x < 0.25 && (g.allAlways() || g.o.Unsafe):
 		s.Lib.Guard = "off"
+	case x < 0.35:
+		// The guard off, as for masters that operations keep down for
+		// the longest TTL after a restart (Config.RestartGuard < 0):
+		// every restart that loses data is delayed so (faults).
+		s.Lib.Guard, s.Lib.Delayed = "off", true
 	}
 	s.Lib.Local = local
 	if replicas && g.chance(0.6) {
 		s.Lib.Replicas = 1
+		if s.Theme == "split" {
+			// Locks that outlive a grant's wait for its replica (up to
+			// the durable timeout, 2s) and the next one's.
+			g.tmax = g.between(4*time.Second, 7*time.Second).Truncate(ms)
+		}
 	}
 	if g.chance(0.3) {
 		s.Lib.NodeTimeout = Duration(g.between(10*ms, 120*ms))
@@ -240,8 +256,16 @@ func (g *gen) ops() {
 	}
 	ops := make([][]Op, s.Clients)
 	ownerSeq := 0
-	if s.Theme == "split" {
-		s.Keys[Plain] = max(s.Keys[Plain], 1) + 1 // the last plain key is the warm-up's
+	g.emax = g.tmax
+	if s.Theme == "split" && !g.o.NoWarmup {
+		s.Warmup = Duration(g.tmax)
+		if !g.longExtends && g.chance(0.5) {
+			// Extends go past every acquire's TTL; the warm-up lock's
+			// Extend is what tells each client's guard the longest.
+			g.emax = (g.tmax + g.between(time.Second, 2*g.tmax)).Truncate(ms)
+			s.WarmupExtend = Duration(g.emax)
+			g.long = max(g.long, g.emax)
+		}
 	}
 	for c := range s.Clients {
 		t := g.between(0, 100*ms)
@@ -257,14 +281,6 @@ func (g *gen) ops() {
 			if c > 0 {
 				g.ctmax = g.between(g.s.minTTL(), g.tmax).Truncate(ms)
 			}
-		}
-		if s.Theme == "split" && !g.o.NoWarmup {
-			// Each client first records the schedule's longest TTL on
-			// the masters it reaches (a TryLock of a key of its own
-			// registers it with the guard, granted or not), as the chaos
-			// suite's restart-guarded scenario's warm-up lock does.
-			ops[c] = append(ops[c], Op{At: Duration(t), Kind: Plain, Key: s.Keys[Plain] - 1, TTL: Duration(g.tmax), Try: true})
-			t += 50 * ms
 		}
 		for t < s.Horizon.D() {
 			k := kinds[g.r.IntN(len(kinds))]
@@ -327,7 +343,7 @@ func (g *gen) op(c int, k Kind, ownerSeq *int) Op {
 		for n := g.r.IntN(3); n > 0 && g.chance(0.5); n-- {
 			e := Extend{After: Duration(g.between(0, o.Hold.D()+1)), TTL: Duration(g.between(max(ttl/4, s.minTTL()), 3*ttl).Truncate(ms))}
 			if g.tmax > 0 && !g.longExtends {
-				e.TTL = min(e.TTL, Duration(g.tmax))
+				e.TTL = min(e.TTL, Duration(g.emax))
 			}
 			e.Along = len(o.Extends) > 0 && g.chance(0.4)
 			e.Ended = g.chance(0.1)
@@ -405,11 +421,14 @@ func (g *gen) faults() {
 			delete(allow, Lag)
 		}
 	}
-	if s.Lib.Guard == "off" && !s.Unsafe {
+	if s.Lib.Guard == "off" && !s.Unsafe && !s.Lib.Delayed {
 		delete(allow, Crash) // without the guard only masters that persist every write may lose power
 		if g.allAlways() {
 			allow[Crash] = true
 		}
+	}
+	if s.Lib.Delayed && !s.Unsafe {
+		delete(allow, Failover) // a failover is instantaneous: nothing to delay
 	}
 	var kinds []FaultKind
 	for _, k := range FaultKinds {
@@ -436,16 +455,33 @@ func (g *gen) faults() {
 		}
 	}
 	var plan []Fault // faults aimed at the split's weak points, checked as the others are
-	if s.Theme == "split" && allow[Lag] && len(g.shared) > 0 && g.chance(0.5) {
+	if s.Theme == "split" && allow[Lag] && len(g.shared) > 0 && g.chance(0.8) {
 		// A shared master's replica lags from the start: its
 		// confirmations of replica writes come late, or not within their
 		// wait, and a failover (soon after a lock was taken) promotes
 		// what it had.
 		x := g.shared[g.r.IntN(len(g.shared))]
-		s.Faults = append(s.Faults, Fault{Kind: Lag, Masters: []int{x}, Lag: Duration(g.between(1*time.Second, 3*time.Second))})
-		if allow[Failover] && g.chance(0.7) {
-			plan = append(plan, Fault{Kind: Failover, Masters: []int{x}, At: Duration(g.opTime() + g.between(100*ms, 1500*ms))})
+		lag := g.between(1*time.Second, 3*time.Second)
+		if g.chance(0.5) {
+			lag = g.between(2*time.Second, 4*time.Second) // past the durable timeout (2s)
 		}
+		lf := Fault{Kind: Lag, Masters: []int{x}, Lag: Duration(lag)}
+		if allow[Failover] && g.chance(0.7) {
+			// After a grant that waited out its replica confirmation (up
+			// to the durable timeout, 2s), before the replica has it.
+			at := g.opTime() + g.between(1500*ms, 4*time.Second)
+			if c, d, ok := g.pair(x); ok && g.chance(0.8) {
+				// A contest once the warm-ups are done (each of their
+				// grants waits for its replica), the lag from just
+				// before.
+				t := g.between(2500*ms, 4*time.Second)
+				lf.At = Duration(t - g.between(0, 200*ms))
+				at = t + g.between(2*time.Second, max(lag, 2*time.Second)+300*ms)
+				g.contest(c, d, t, at+g.between(50*ms, 300*ms), nil)
+			}
+			plan = append(plan, Fault{Kind: Failover, Masters: []int{x}, At: Duration(at)})
+		}
+		s.Faults = append(s.Faults, lf)
 	}
 	if s.Theme == "split" && allow[Crash] {
 		// A late process first meets a master that failed since a lock
@@ -460,8 +496,31 @@ func (g *gen) faults() {
 				}
 			}
 			if len(shared) > 0 && g.chance(0.7) && g.starts[c] > 300*ms {
-				plan = append(plan, Fault{Kind: Crash, Masters: []int{shared[g.r.IntN(len(shared))]}, At: Duration(g.between(150*ms, g.starts[c]-100*ms))})
+				// Down briefly, back a little before the late client
+				// first asks it who it is: the uptime it reads is then a
+				// whole second off, one way or the other.
+				x := shared[g.r.IntN(len(shared))]
+				at := max(150*ms, g.starts[c]-g.between(100*ms, 900*ms))
+				plan = append(plan, Fault{Kind: Crash, Masters: []int{x}, At: Duration(at), For: Duration(g.between(50*ms, 400*ms))})
+				if a, ok := g.holder(x, c); ok && g.chance(0.6) {
+					// Just before, an earlier client took a lock the
+					// late one then asks for.
+					g.contest(a, c, max(100*ms, at-g.between(10*ms, 150*ms)), g.starts[c]+g.between(0, 100*ms), nil)
+				}
 			}
+		}
+	}
+	if s.WarmupExtend > 0 && allow[Crash] && g.chance(0.7) {
+		// A shared master fails just after a lock on it was extended
+		// past every acquire's TTL: only what the guard learnt from the
+		// Extends keeps it back long enough.
+		x := g.shared[g.r.IntN(len(g.shared))]
+		if c, d, ok := g.pair(x); ok {
+			t := g.between(300*ms, max(400*ms, s.Horizon.D()/2))
+			ext := []Extend{{After: Duration(g.between(10*ms, 100*ms)), TTL: Duration(g.emax)}}
+			at := t + g.between(150*ms, 400*ms)
+			plan = append(plan, Fault{Kind: Crash, Masters: []int{x}, At: Duration(at), For: Duration(g.between(10*ms, 300*ms))})
+			g.contest(c, d, t, at+g.between(100*ms, 500*ms), ext)
 		}
 	}
 	// lossy[i]: until when master i counts as having lost data.
@@ -473,6 +532,9 @@ func (g *gen) faults() {
 	count := g.r.IntN(2 + int(s.Horizon.D()/time.Second)*2)
 	if s.Theme == "plain" && g.chance(0.2) {
 		count = 0 // fault-free runs are where fair order and starvation are judged
+	}
+	if s.Theme == "split" && len(plan) > 0 && g.chance(0.5) {
+		count = g.r.IntN(2) // the planned faults alone, or nearly
 	}
 	var losing []FaultKind // split: the faults that make a shared master forget
 	for _, k := range kinds {
@@ -542,7 +604,7 @@ func (g *gen) faults() {
 					lost++
 				}
 			}
-			if f.Kind == Crash {
+			if f.Kind == Crash && f.For == 0 {
 				f.For = Duration(g.between(100*ms, 2*time.Second))
 			}
 			f.Masters = []int{i}
@@ -556,6 +618,10 @@ func (g *gen) faults() {
 			}
 			if !s.Unsafe && lost+1 > n-quorum {
 				continue
+			}
+			if f.Kind == Crash && s.Lib.Delayed {
+				// Kept down until every lock it may have held expired.
+				f.For = max(f.For, Duration(g.long+g.long/50+time.Second))
 			}
 			lossy[i] = max(lossy[i], at+f.For.D()+guardFor)
 		case Restart:
@@ -625,6 +691,68 @@ func (g *gen) split(n int) {
 			g.shared = append(g.shared, i)
 		}
 	}
+}
+
+// pair draws two clients, c and d, that both reach master x, where the
+// loss of x alone lets d reach a quorum beside c's locks.
+func (g *gen) pair(x int) (c, d int, ok bool) {
+	for _, d := range g.r.Perm(len(g.reach)) {
+		if c, ok := g.holder(x, d); ok {
+			return c, d, true
+		}
+	}
+	return 0, 0, false
+}
+
+// holder draws a client other than d that reaches x, whose locks the loss
+// of x alone lets d overtake.
+func (g *gen) holder(x, d int) (int, bool) {
+	if !slices.Contains(g.reach[d], x) {
+		return 0, false
+	}
+	for _, c := range g.r.Perm(len(g.reach)) {
+		if c != d && slices.Contains(g.reach[c], x) && g.free(d, c)+1 >= len(g.s.Masters)/2+1 {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+// free counts the masters d reaches and c does not.
+func (g *gen) free(d, c int) int {
+	n := 0
+	for _, i := range g.reach[d] {
+		if !slices.Contains(g.reach[c], i) {
+			n++
+		}
+	}
+	return n
+}
+
+// contest adds a contest for a key of its own to the schedule: client c
+// takes it at take (waiting up to 3s: a grant may wait for its
+// confirmation), extends it as ext says and holds it for its TTL; client d
+// asks for it from ask until it could have expired. A fault planned between the
+// two is what decides it.
+func (g *gen) contest(c, d int, take, ask time.Duration, ext []Extend) {
+	s := g.s
+	k := Plain
+	if s.Keys[Plain] == 0 {
+		k = Fenced
+	}
+	key := s.Keys[k] // a key of the contest's own
+	s.Keys[k]++
+	ttl := g.tmax
+	hold := ttl - 100*ms
+	for _, e := range ext {
+		hold = max(hold, e.After.D()+e.TTL.D()-100*ms)
+	}
+	insert := func(c int, o Op) {
+		s.Ops[c] = append(s.Ops[c], o)
+		slices.SortStableFunc(s.Ops[c], func(a, b Op) int { return int(a.At - b.At) })
+	}
+	insert(c, Op{At: Duration(take), Kind: k, Key: key, TTL: Duration(ttl), Wait: Duration(3 * time.Second), Hold: Duration(hold), Extends: ext})
+	insert(d, Op{At: Duration(ask), Kind: k, Key: key, TTL: Duration(ttl), Wait: Duration(take - ask + hold + time.Second), Hold: Duration(100 * ms)})
 }
 
 // opTime is when a random operation of a random client starts (0 when

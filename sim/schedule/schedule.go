@@ -25,15 +25,26 @@ type Schedule struct {
 	// Theme: "plain" (faults anywhere) or "split" (each client reaches a
 	// quorum of its own, for the whole run, and the masters clients share
 	// fail).
-	Theme   string       `json:"theme,omitempty"`
-	Masters []Master     `json:"masters"`
-	Clients int          `json:"clients"`
-	Lib     Lib          `json:"lib"`
-	Net     Net          `json:"net"`
-	Faults  []Fault      `json:"faults,omitempty"`
-	Ops     [][]Op       `json:"ops"`
-	Horizon Duration     `json:"horizon"`
-	Keys    map[Kind]int `json:"keys"` // shared keys per kind
+	Theme   string   `json:"theme,omitempty"`
+	Masters []Master `json:"masters"`
+	Clients int      `json:"clients"`
+	Lib     Lib      `json:"lib"`
+	Net     Net      `json:"net"`
+	Faults  []Fault  `json:"faults,omitempty"`
+	Ops     [][]Op   `json:"ops"`
+	Horizon Duration `json:"horizon"`
+	// Warmup, when not 0: every Locker of a client first records this TTL,
+	// the schedule's longest, with the restart guard (a TryLock of a key
+	// of the warm-up's: the guard records a TTL whether or not the lock
+	// is granted), as the chaos suite's restart-guarded scenario's warm-up
+	// lock does.
+	Warmup Duration `json:"warmup,omitempty"`
+	// WarmupExtend, when not 0: the warm-up lock is then extended to this
+	// TTL (longer than Warmup, and the longest any Extend of the schedule
+	// uses), so that the guard learns it from an Extend, as the chaos
+	// suite's restart-guarded scenario's clients do.
+	WarmupExtend Duration     `json:"warmup_extend,omitempty"`
+	Keys         map[Kind]int `json:"keys"` // shared keys per kind
 }
 
 // Master is one master's settings.
@@ -53,7 +64,11 @@ type Master struct {
 // Lib is the library's configuration, the same for every client.
 type Lib struct {
 	// Guard: "default", "strict" (RestartGuard = Strict) or "off".
-	Guard       string   `json:"guard"`
+	Guard string `json:"guard"`
+	// Delayed: with the guard off, a master that restarts losing data is
+	// kept down for the longest TTL (the operational rule the guard
+	// replaces).
+	Delayed     bool     `json:"delayed,omitempty"`
 	Strict      Duration `json:"strict,omitempty"`
 	Local       bool     `json:"durable_local,omitempty"`
 	Replicas    int      `json:"durable_replicas,omitempty"`

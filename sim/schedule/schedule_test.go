@@ -3,6 +3,7 @@ package schedule_test
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/quorumlock/quorumlock/sim/schedule"
 )
@@ -43,14 +44,27 @@ func TestSafeSchedulesKeepAssumptions(t *testing.T) {
 		for _, m := range s.Masters {
 			always = always && m.Persist == "always"
 		}
-		if s.Lib.Guard == "off" && !always {
+		if s.Lib.Guard == "off" && !always && !s.Lib.Delayed {
 			t.Fatalf("seed %d: guard off on masters that lose writes", seed)
+		}
+		var longest time.Duration
+		for _, ops := range s.Ops {
+			for _, o := range ops {
+				longest = max(longest, o.TTL.D())
+				for _, e := range o.Extends {
+					longest = max(longest, e.TTL.D())
+				}
+			}
 		}
 		for _, f := range s.Faults {
 			switch f.Kind {
 			case schedule.Failover:
 				if s.Lib.Replicas == 0 {
 					t.Fatalf("seed %d: failover without durable replica grants", seed)
+				}
+			case schedule.Crash:
+				if s.Lib.Guard == "off" && s.Masters[f.Masters[0]].Persist != "always" && f.For.D() < longest {
+					t.Fatalf("seed %d: guard off, and a master that loses data is down %v, less than the longest TTL %v", seed, f.For, longest)
 				}
 			case schedule.ClockStep:
 				if d := f.Step.D(); d > 1e6 || d < -1e6 {

@@ -16,6 +16,7 @@ import (
 // time.
 func (c *client) run(ctx context.Context) {
 	r := c.r
+	warm := r.S.Warmup > 0
 	for _, op := range r.S.Ops[c.i] {
 		if ctx.Err() != nil || r.W.Crashed(c.i) {
 			return
@@ -23,10 +24,36 @@ func (c *client) run(ctx context.Context) {
 		if d := time.Until(r.start.Add(op.At.D())); d > 0 {
 			sleep(ctx, d)
 		}
+		if warm {
+			c.warmup(ctx)
+			warm = false
+		}
 		r.mu.Lock()
 		r.ops++
 		r.mu.Unlock()
 		c.op(ctx, op)
+	}
+}
+
+// warmup has every Locker of the client record the schedule's longest TTL
+// with the restart guard: a TryLock of a key of the client's own (the guard
+// records the TTL before the attempt, granted or not), extended to
+// WarmupExtend where the schedule has one (or, if the TryLock failed,
+// another TryLock for that long).
+func (c *client) warmup(ctx context.Context) {
+	key := fmt.Sprintf("warmup-%d", c.i)
+	ext := c.r.S.WarmupExtend.D()
+	for _, l := range []*redlock.Locker{c.base, c.fenced, c.renew, c.plain} {
+		lk, err := l.TryLock(ctx, key, c.r.S.Warmup.D())
+		switch {
+		case err == nil && ext > 0:
+			_ = lk.Extend(ctx, ext)
+		case ext > 0:
+			lk, err = l.TryLock(ctx, key, ext)
+		}
+		if err == nil {
+			_ = lk.Unlock(context.WithoutCancel(ctx))
+		}
 	}
 }
 
