@@ -3,7 +3,6 @@ package sim
 import (
 	"cmp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/quorumlock/quorumlock/chaos/checker"
@@ -57,7 +56,11 @@ func judge(res *Result, s *schedule.Schedule, r *workload.Run, h *checker.Histor
 	vs = append(vs, r.Extra()...)
 	slices.SortStableFunc(vs, func(a, b checker.Violation) int { return cmp.Compare(a.At, b.At) })
 	res.Violations = vs
-	res.Second, res.Agree = secondOpinion(events, c)
+	second, agree, err := linearize.SecondOpinion(events, c, linearize.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		second, agree = "error: "+err.Error(), false
+	}
+	res.Second, res.Agree = second, agree
 }
 
 // starvationBound is the longest a fair lock may lie free while a waiter
@@ -77,74 +80,4 @@ func starvationBound(s *schedule.Schedule) time.Duration {
 		}
 	}
 	return ttl + max(6*nt, 300*time.Millisecond) + 256*time.Millisecond + 3*nt
-}
-
-// ops converts a history to the second checker's input: one Acquire per
-// acquire call (granted, refused or possibly applied) and one Release per
-// release, with the validity end the first checker used (c's intervals).
-// It is the chaos suite's conversion (chaos/scenario/second.go), which is
-// not exported.
-func ops(events []checker.Event, c checker.Result) []linearize.Op {
-	end := make(map[int64]checker.Interval, len(c.Intervals))
-	for _, iv := range c.Intervals {
-		end[iv.Lock] = iv
-	}
-	var out []linearize.Op
-	for _, e := range events {
-		mode := linearize.Exclusive
-		if e.Shared {
-			mode = linearize.Shared
-		}
-		op := linearize.Op{Lock: e.Lock, Client: e.Client, Key: e.Key, Mode: mode, Owner: e.Owner, Token: e.Token}
-		switch e.Kind {
-		case checker.Granted:
-			op.Kind, op.Outcome, op.Call, op.Return = linearize.Acquire, linearize.Ok, e.Call, e.At
-			op.Until = end[e.Lock].End
-			if op.Until < op.Return {
-				op.Until = op.Return
-			}
-		case checker.Attempted:
-			op.Kind, op.Call, op.Return = linearize.Acquire, e.Call, e.At
-			op.Outcome = linearize.Refused
-			if e.Outcome == checker.Unknown {
-				op.Outcome = linearize.Unknown
-			}
-		case checker.Released:
-			iv, ok := end[e.Lock]
-			if !ok {
-				continue
-			}
-			op.Kind, op.Outcome, op.Call, op.Return = linearize.Release, linearize.Ok, e.At, e.At
-			op.Client, op.Key, op.Mode, op.Owner = iv.Client, iv.Key, linearize.Exclusive, iv.Owner
-			if iv.Shared {
-				op.Mode = linearize.Shared
-			}
-		default:
-			continue
-		}
-		out = append(out, op)
-	}
-	return out
-}
-
-// secondOpinion runs porcupine on the history and reports its verdict and
-// whether it agrees with the first checker: the same keys illegal as the
-// keys with overlaps, and no time-out.
-func secondOpinion(events []checker.Event, c checker.Result) (string, bool) {
-	res, err := linearize.Check(ops(events, c), linearize.Options{Timeout: 5 * time.Second})
-	if err != nil {
-		return "error: " + err.Error(), false
-	}
-	var keys []string
-	for _, o := range c.Overlaps {
-		keys = append(keys, o.Key)
-	}
-	slices.Sort(keys)
-	keys = slices.Compact(keys)
-	illegal := res.IllegalKeys()
-	verdict := res.Verdict.String()
-	if len(illegal) > 0 {
-		verdict += " (keys " + strings.Join(illegal, ", ") + ")"
-	}
-	return verdict, res.Verdict != linearize.TimedOut && slices.Equal(illegal, keys)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/quorumlock/quorumlock/chaos/checker"
 	"github.com/quorumlock/quorumlock/chaos/cluster"
 	"github.com/quorumlock/quorumlock/chaos/fault"
+	"github.com/quorumlock/quorumlock/chaos/linearize"
 	"github.com/quorumlock/quorumlock/chaos/workload"
 )
 
@@ -323,7 +324,7 @@ func (r *Run) finish(err error) {
 			res.Checker = fmt.Sprintf("%d overlaps, %d other violations", len(c.Overlaps), len(c.Violations))
 		}
 		if err == nil {
-			verdict, agree, lerr := secondOpinion(events, c)
+			verdict, agree, lerr := linearize.SecondOpinion(events, c, linearize.Options{})
 			if lerr != nil {
 				err = lerr
 			}
