@@ -1,6 +1,8 @@
 package sim_test
 
 import (
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +24,31 @@ func TestExplore(t *testing.T) {
 	t.Logf("%d schedules, %d grants, %v simulated in %v", sum.Schedules, sum.Grants, sum.Virtual.Round(time.Second), sum.Wall.Round(time.Millisecond))
 	if sum.Grants < n {
 		t.Errorf("%d grants in %d schedules: the workload barely locks", sum.Grants, n)
+	}
+}
+
+// TestExploreFromTheClock explores schedules from a seed drawn from the
+// clock, printed, so that each CI run looks somewhere new and a failure
+// replays: QUORUMLOCK_SIM_FROM=N runs the same range again, and each
+// failing seed prints its own replay command.
+func TestExploreFromTheClock(t *testing.T) {
+	from := uint64(time.Now().UnixNano()%1e9) * 1000
+	if v := os.Getenv("QUORUMLOCK_SIM_FROM"); v != "" {
+		var err error
+		if from, err = strconv.ParseUint(v, 10, 64); err != nil {
+			t.Fatalf("QUORUMLOCK_SIM_FROM=%q: %v", v, err)
+		}
+	}
+	n := 150
+	if testing.Short() || raceEnabled {
+		n = 30
+	}
+	t.Logf("schedules %d to %d; the same range again: cd sim && QUORUMLOCK_SIM_FROM=%d go test -run TestExploreFromTheClock .", from, from+uint64(n)-1, from)
+	sum := sim.Explore{From: from, Schedules: n, OnFailure: func(r *sim.Result, s *schedule.Schedule) {
+		t.Errorf("%s\n%s\nreplay: go run ./sim/cmd/sim --seed %d (this range: QUORUMLOCK_SIM_FROM=%d)", r.Summary(), r.Details(), s.Seed, from)
+	}}.Run(t)
+	if sum.Schedules != n {
+		t.Errorf("%d schedules run, want %d", sum.Schedules, n)
 	}
 }
 

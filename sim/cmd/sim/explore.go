@@ -295,18 +295,40 @@ func runExplore(c config) int {
 	if len(o.failures) == 0 {
 		return 0
 	}
-	first := o.failures[0]
-	fmt.Printf("\nfirst failure: seed %d\n  replay: %s\n", first.Seed, replayCommand(c, first.Seed))
-	if c.shrink {
-		// The replay child measures how often the seed fails, shrinks
-		// it and writes the shrunk schedule.
-		args := append([]string{"--seed", strconv.FormatUint(first.Seed, 10), "--repeat", "10", "--out", c.out}, c.childArgs()...)
-		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		cmd.Run()
+	for i, f := range toShrink(c, o.failures) {
+		what := "first failure"
+		if i > 0 {
+			what = "another failure"
+		}
+		fmt.Printf("\n%s: seed %d\n  replay: %s\n", what, f.Seed, replayCommand(c, f.Seed))
+		if c.shrink {
+			// The replay child measures how often the seed fails,
+			// shrinks it and writes the shrunk schedule.
+			args := append([]string{"--seed", strconv.FormatUint(f.Seed, 10), "--repeat", "10", "--out", c.out}, c.childArgs()...)
+			cmd := exec.Command(bin, args...)
+			cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+			cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+			cmd.Run()
+		}
 	}
 	return 1
+}
+
+// toShrink are the failures to replay and shrink: the first; in a soak,
+// the first of each distinct signature, five at most.
+func toShrink(c config, failures []line) []line {
+	if c.soak == 0 {
+		return failures[:1]
+	}
+	var out []line
+	seen := map[string]bool{}
+	for _, f := range failures {
+		if sig := strings.Join(f.Sig, "|"); !seen[sig] && len(out) < 5 {
+			seen[sig] = true
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // report prints an exploration's summary.

@@ -5,6 +5,7 @@
 //
 //	sim                              # explore for --duration (2m) on every core
 //	sim --schedules 100000           # a number of schedules instead
+//	sim --soak 8h                    # a long run: every distinct failure replayed and shrunk
 //	sim --seed 42                    # replay one seed (--repeat 20: how often it fails; --trace: every command)
 //	sim --replay shrunk.json         # replay a schedule written by a failing run
 //	sim --defect list                # the mutation self-test's defects in redlock, quorum and the scripts
@@ -55,6 +56,7 @@ type config struct {
 	tight      bool
 	fencedRes  bool
 	strict     bool
+	soak       time.Duration
 }
 
 func main() {
@@ -64,6 +66,7 @@ func main() {
 	fs.Uint64Var(&c.from, "from", 0, "first seed of an exploration (default: drawn from the clock, printed)")
 	fs.IntVar(&c.schedules, "schedules", 0, "number of schedules to explore (default: as many as --duration allows)")
 	fs.DurationVar(&c.duration, "duration", 2*time.Minute, "how long to explore (with --defect: per defect)")
+	fs.DurationVar(&c.soak, "soak", 0, "a long run: explore for this long (e.g. 8h) instead of --duration, and replay, measure and shrink every distinct failure (up to 5), not only the first")
 	fs.IntVar(&c.workers, "workers", runtime.NumCPU(), "processes exploring at once, each on one core")
 	fs.StringVar(&c.worker, "worker", "", "internal: run as worker i/n")
 	fs.IntVar(&c.repeat, "repeat", 1, "with --seed or --replay: run it this many times and say how often it failed")
@@ -94,6 +97,9 @@ func main() {
 			c.seedSet = true
 		}
 	})
+	if c.soak > 0 {
+		c.duration = c.soak
+	}
 	c.defectTime = c.duration
 	switch {
 	case c.worker != "":

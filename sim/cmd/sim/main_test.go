@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quorumlock/quorumlock/sim/schedule"
 )
@@ -66,5 +67,23 @@ func TestBadUsage(t *testing.T) {
 	}
 	if _, code := command(t, "--defect", "no-such-defect"); code != 2 {
 		t.Fatalf("exit %d, want 2", code)
+	}
+}
+
+// A soak replays and shrinks the first failure of each signature; a
+// shorter exploration only its first.
+func TestSoakShrinksEachDistinctFailure(t *testing.T) {
+	fs := []line{{Seed: 1, Sig: []string{"overlap"}}, {Seed: 2, Sig: []string{"overlap"}}, {Seed: 3, Sig: []string{"no-key-left"}}}
+	seeds := func(ls []line) (s []uint64) {
+		for _, l := range ls {
+			s = append(s, l.Seed)
+		}
+		return s
+	}
+	if got := seeds(toShrink(config{}, fs)); len(got) != 1 || got[0] != 1 {
+		t.Fatalf("exploration shrinks %v, want [1]", got)
+	}
+	if got := seeds(toShrink(config{soak: time.Hour}, fs)); len(got) != 2 || got[0] != 1 || got[1] != 3 {
+		t.Fatalf("soak shrinks %v, want [1 3]", got)
 	}
 }
