@@ -289,7 +289,10 @@ func Pattern(scenarios []string) string {
 func (r *runner) goTest(ctx context.Context, scenarios []string, runs int, failfast bool) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout*time.Duration(runs))
 	defer cancel()
-	args := []string{"test", "-count=" + strconv.Itoa(runs), "-v", "-timeout", (r.cfg.Timeout * time.Duration(runs)).String(),
+	// -parallel 1: the scenarios of one defect one after another, as
+	// their catches were measured (the self-test runs defects at once
+	// instead, each in a copy).
+	args := []string{"test", "-count=" + strconv.Itoa(runs), "-v", "-parallel", "1", "-timeout", (r.cfg.Timeout * time.Duration(runs)).String(),
 		"-run", Pattern(scenarios), "./scenario"}
 	if failfast {
 		args = append(args, "-failfast")

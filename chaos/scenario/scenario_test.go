@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,24 +167,34 @@ func TestScenarios(t *testing.T) {
 			open := chaostest.Opener(t, backend)
 			// Over the whole suite (not a -run of some scenarios): every
 			// entry point must lock.
+			var mu sync.Mutex
 			acquired, ran := map[workload.Transport]int{}, 0
-			defer func() {
+			t.Cleanup(func() { // after every scenario, parallel ones included
 				for _, tr := range workload.Transports {
 					if acquired[tr] == 0 && ran == len(scenario.All()) {
 						t.Errorf("no client over %s acquired a lock in the whole suite (%v)", tr, acquired)
 					}
 				}
-			}()
+			})
 			for _, s := range scenario.All() {
 				t.Run(s.Name, func(t *testing.T) {
 					chaostest.SkipScenario(t, backend, s.Name)
+					if backend == "local" {
+						// Each scenario has masters, proxies and clients of
+						// its own, and spends most of its time waiting for
+						// TTLs to pass: go test's -parallel (GOMAXPROCS by
+						// default) of them run at once.
+						t.Parallel()
+					}
 					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 					defer cancel()
 					r := s.Run(ctx, scenario.Options{Backend: backend, Open: open, Duration: scenario.Short, Watchdog: watchdog(t)})
+					mu.Lock()
 					ran++
 					for _, u := range r.Transports {
 						acquired[u.Transport] += u.Acquired
 					}
+					mu.Unlock()
 					t.Logf("seed %d, %v: %s", r.Seed, r.Elapsed.Round(time.Millisecond), r.Outcome)
 					for _, c := range r.Checks {
 						t.Logf("  %-5t %s: %s", c.OK, c.Name, c.Detail)
