@@ -76,7 +76,22 @@ func Generate(seed uint64, o Options) *Schedule {
 	g.config()
 	g.ops()
 	g.faults()
+	g.contend(seed)
 	return g.s
+}
+
+// contend marks half of the read operations on private keys as contended
+// by the client's own writer (Op.Contend). It draws from a stream of its
+// own, so that everything else a seed draws stays as it was.
+func (g *gen) contend(seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 0xc0de))
+	for c := range g.s.Ops {
+		for j := range g.s.Ops[c] {
+			if o := &g.s.Ops[c][j]; o.Kind == Read && o.Key < 0 && r.Float64() < 0.5 {
+				o.Contend = true
+			}
+		}
+	}
 }
 
 func (g *gen) chance(p float64) bool { return g.r.Float64() < p }

@@ -156,6 +156,11 @@ type Op struct {
 	// Exit: a Locker of the operation's own is closed right after its
 	// Unlock, and its process exits (its Nodes send nothing more).
 	Exit bool `json:"exit,omitempty"`
+	// Contend (Read, on the client's private key): while the read hold
+	// is held, the same client waits for the write side (RWMutex.Lock),
+	// holds it briefly and unlocks it: a writer that finds a reader, whose
+	// waiting mark and release the leftover check then judges.
+	Contend bool `json:"contend,omitempty"`
 }
 
 // Extend is one Extend of a hold.

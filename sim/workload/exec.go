@@ -3,7 +3,9 @@ package workload
 import (
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/quorumlock/quorumlock/chaos/checker"
 	"github.com/quorumlock/quorumlock/redlock/layout"
 	"github.com/quorumlock/quorumlock/sim/world"
 )
@@ -15,7 +17,10 @@ import (
 //     live reader beside its writer;
 //   - fair registration: the first moment a fair waiter is registered and
 //     live on a quorum of the masters is recorded (checker.Register), for
-//     fair-order.
+//     fair-order;
+//   - landed-after-release: once a command left an acquisition's
+//     tombstone on a master, no later command of that acquisition leaves
+//     state naming it there (unless the master lost data since).
 
 type execState struct {
 	r          *Run
@@ -23,15 +28,22 @@ type execState struct {
 	// late[m][id]: the first command of the acquisition (or waiter) id
 	// that master m ran had been given up by its caller (it came late).
 	late []map[string]bool
+	// tombed[m][id]: when a command first left id's tombstone on master m;
+	// landed: the ids whose state appeared after it (reported once).
+	tombed []map[string]time.Time
+	landed map[string]bool
 }
 
 func (x *execState) init(r *Run) {
 	x.r = r
 	x.registered = map[string]bool{}
 	x.late = make([]map[string]bool, len(r.S.Masters))
+	x.tombed = make([]map[string]time.Time, len(r.S.Masters))
 	for i := range x.late {
 		x.late[i] = map[string]bool{}
+		x.tombed[i] = map[string]time.Time{}
 	}
+	x.landed = map[string]bool{}
 }
 
 // wrote reports whether the command e left state naming id on its master
@@ -62,6 +74,43 @@ func (x *execState) wrote(e world.Exec, id string) bool {
 // came after its caller gave up, and left state naming id. Call with the World's lock held (Inspect).
 func (x *execState) firstLate(m int, id string) bool { return x.late[m][id] }
 
+// afterRelease checks landed-after-release for the command e of the
+// acquisition id, whose tombstone is tomb: once the tombstone was left on
+// the master, the acquisition's state must not appear there, and it is
+// noted when this command left it.
+func (x *execState) afterRelease(e world.Exec, tomb, id string) {
+	if x.landed[id] {
+		return
+	}
+	m := x.r.W.Master(e.Master)
+	_, exists := m.ExpireAt(e.At, tomb)
+	at, tombed := x.tombed[e.Master][id]
+	if tombed && x.r.lostSince(e.Master, at) {
+		delete(x.tombed[e.Master], id) // the master may have lost the tombstone
+		tombed = false
+	}
+	if (tombed || exists) && x.wrote(e, id) {
+		x.landed[id] = true
+		first := tomb
+		for _, k := range e.Keys {
+			if !layout.IsTomb(k) {
+				first = k
+				break
+			}
+		}
+		since := "by this command"
+		if tombed {
+			since = fmt.Sprintf("at %v", x.r.H.Offset(at))
+		}
+		x.r.violate(checker.Violation{Invariant: LandedAfterRelease, Key: x.logical(first), Client: e.Client, At: x.r.H.Offset(e.At),
+			Detail: fmt.Sprintf("master %d holds state of acquisition %s after a command left its tombstone there (%s); late=%v", e.Master, id, since, e.Late)})
+		return
+	}
+	if exists && !tombed {
+		x.tombed[e.Master][id] = e.At
+	}
+}
+
 // logical returns the checker's name of a lock from one of its Redis keys
 // ("{rw0}:w" -> "rw0").
 func (x *execState) logical(rkey string) string {
@@ -83,6 +132,7 @@ func (x *execState) onExec(e world.Exec) {
 			if _, seen := x.late[e.Master][id]; !seen {
 				x.late[e.Master][id] = e.Late && x.wrote(e, id)
 			}
+			x.afterRelease(e, k, id)
 		}
 	}
 	if e.Src == "" || len(e.Keys) < 2 {

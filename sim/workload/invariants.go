@@ -21,4 +21,10 @@ const (
 	// on, and an acquisition that failed for a misconfigured master (INFO
 	// refused) matches ErrInvalid, not ErrUnavailable.
 	MisconfigurationAccepted checker.Invariant = "misconfiguration-accepted"
+	// LandedAfterRelease: an acquisition's state (its key, hold, reader,
+	// permit) never appears on a master after its release left the
+	// acquisition's tombstone there, whatever held the acquire up: the
+	// tombstone refuses it for at least a minute (longer than any run),
+	// unless the master lost data since.
+	LandedAfterRelease checker.Invariant = "landed-after-release"
 )

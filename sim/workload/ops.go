@@ -216,9 +216,37 @@ func (c *client) simple(ctx context.Context, op schedule.Op) {
 		t.strings = []string{rkey}
 	}
 	h := c.grant(e, []string{name}, call, lk, t, rf)
+	var wg sync.WaitGroup
+	if op.Contend && op.Kind == schedule.Read {
+		wg.Go(func() { c.contendWrite(ctx, op, l, name, rkey) })
+	}
 	c.hold(cctx, op, h, rf)
 	c.unlock(ctx, op, h)
+	wg.Wait()
 	c.settleAfterExit(op, l, before, call, rf)
+}
+
+// contendWrite is the client's own writer beside its read hold
+// (Op.Contend): it waits for the write side of name (up to the read
+// hold's end and 2s more), holds it for a quarter of op's hold and
+// unlocks it. It finds the reader on the masters: its waiting mark, and
+// whether its grant and release leave one behind, are the settle check's
+// to judge.
+func (c *client) contendWrite(ctx context.Context, op schedule.Op, l *redlock.Locker, name, rkey string) {
+	wctx, rf := withRef(ctx)
+	wait := op.Hold.D() + 2*time.Second
+	wctx, cancel := context.WithTimeout(wctx, wait)
+	defer cancel()
+	e := checker.Event{Waits: true, GiveUp: c.r.H.Offset(time.Now().Add(wait))}
+	call := time.Now()
+	lk, err := l.RWMutex(name).Lock(wctx, op.TTL.D())
+	if err != nil {
+		c.attempt(e, []string{name}, call, err)
+		return
+	}
+	h := c.grant(e, []string{name}, call, lk, target{strings: []string{layout.RWKeys(rkey).Writer}, token: lk.Token()}, rf)
+	sleep(ctx, op.Hold.D()/4)
+	c.unlock(ctx, schedule.Op{}, h)
 }
 
 // exiting returns a Locker of op's own, over Nodes of a process that

@@ -26,6 +26,13 @@ import (
 //     that the library's release retries ran out (about 4.5s);
 //   - a reentrant acquire failed there: a reentrant lock releases only
 //     where it was granted, and a hold that landed unanswered stays.
+//   - an acquire that landed there after its caller gave up on it, where a
+//     release of the client's to that master failed meanwhile (its retries
+//     ran out before the acquire landed: by design, the key stays for its
+//     TTL with no holder). An acquire that lands late with no failed
+//     release to its master is no such case: its release, sent to every
+//     master that did not refuse in time, either ran there (the tombstone
+//     refuses the acquire, or the release deletes its key) or failed.
 // The call has settled once nothing of the client's is in flight, every
 // fault on its links and masters has ended, and 2.5s passed since the
 // later of the call's return and the last fault's end: time for a failed
@@ -43,11 +50,13 @@ func (c *client) snapshot(op schedule.Op, rkeys []string) state {
 	if op.Key >= 0 {
 		return nil
 	}
-	return c.r.read(rkeys)
+	return c.r.read(rkeys, nil)
 }
 
-// read reads the state of rkeys (and the keys derived from them).
-func (r *Run) read(rkeys []string) state {
+// read reads the state of rkeys (and the keys derived from them). A part
+// that an acquire which came late left on master m (see lateLeftover) is
+// left out where excuseLate(m) says so (nil: nowhere).
+func (r *Run) read(rkeys []string, excuseLate func(m int) bool) state {
 	st := make(state, len(r.S.Masters))
 	x := &r.exec
 	r.W.Inspect(func(now time.Time) {
@@ -77,6 +86,7 @@ func (r *Run) read(rkeys []string) state {
 				}
 			}
 			var parts []string
+			late := excuseLate != nil && excuseLate(i)
 			for _, it := range items {
 				live := it.Zset[:0:0]
 				for _, z := range it.Zset {
@@ -96,7 +106,7 @@ func (r *Run) read(rkeys []string) state {
 					it.Zset = live
 				}
 				for _, p := range describe(it) {
-					if !x.lateLeftover(i, p) {
+					if !late || !x.lateLeftover(i, p) {
 						parts = append(parts, p)
 					}
 				}
@@ -145,7 +155,7 @@ func (c *client) settle(op schedule.Op, before state, call time.Time, rf *ref) {
 	}
 	returned := time.Now()
 	c.awaitSettled(returned)
-	after := r.read(rkeys)
+	after := r.read(rkeys, func(m int) bool { return c.releaseFailed(m, call, time.Now()) })
 	now := time.Now()
 	for i := range after {
 		left := diff(before[i], after[i])
@@ -222,6 +232,20 @@ func (c *client) failedOn(i int, from, to time.Time) bool {
 	return false
 }
 
+// releaseFailed reports whether a release (an Unlock's, a failed
+// attempt's, or one sent again) of the client to master i failed in
+// [from, to].
+func (c *client) releaseFailed(i int, from, to time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range c.failures {
+		if f.master == i && (f.op == "unlock" || f.op == "release") && !f.at.Before(from) && !f.at.After(to) {
+			return true
+		}
+	}
+	return false
+}
+
 // diff lists the parts of after that before lacks.
 func diff(before, after []string) []string {
 	var out []string
@@ -251,7 +275,7 @@ func (r *Run) FinalCheck() {
 	}
 	slices.Sort(prefixes)
 	prefixes = slices.Compact(prefixes)
-	st := r.read(prefixes)
+	st := r.read(prefixes, func(int) bool { return true })
 	r.mu.Lock()
 	for i, parts := range st {
 		st[i] = slices.DeleteFunc(parts, func(p string) bool {
