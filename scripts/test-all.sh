@@ -6,7 +6,8 @@
 # short chaos suite again against valkey-server, and the chaos suite's
 # mutation self-test (every deliberate defect must make a short scenario
 # fail; two defects at a time, each in a copy of its own), which runs
-# beside the installability check and the valkey pass. Installs redis-server
+# beside the modules after chaos, the installability check and the valkey
+# pass. Installs redis-server
 # and valkey-server where they are missing (ensure-redis.sh,
 # ensure-valkey.sh).
 set -euo pipefail
@@ -30,6 +31,21 @@ fi
 # staticcheck, pinned to one release so that CI does not change under us.
 staticcheck=honnef.co/go/tools/cmd/staticcheck@v0.7.0
 
+# The chaos suite's mutation self-test (its baseline, the scenarios
+# unmutated, is the chaos module's own tests) is mostly builds: a copy of
+# the tree per defect, two at a time. It starts in the background once the
+# chaos module's scenarios have run, beside the modules after it, the
+# release check and the valkey pass of the packages' tests, whose results
+# no timing decides; the valkey pass of the chaos scenarios, which keep
+# time, runs once it is done. Its output comes after theirs.
+mutation_log=$(mktemp)
+mutation_pid=
+start_mutation() {
+  echo "=== chaos mutation self-test, in the background (at ${SECONDS}s)"
+  ./chaos/mutation/run.sh --parallel 2 --skip-baseline >"$mutation_log" 2>&1 &
+  mutation_pid=$!
+}
+
 status=0
 for mod in $(find . -name go.mod -not -path '*/testdata/*' | sort); do
   dir=$(dirname "$mod")
@@ -44,19 +60,9 @@ for mod in $(find . -name go.mod -not -path '*/testdata/*' | sort); do
       QUORUMLOCK_CHAOS_DOCKER_SCENARIOS=${QUORUMLOCK_CHAOS_DOCKER_SCENARIOS-safe-minority,restart-unsafe,paused-holder,safe-plain} \
         go test -race -count=1 -timeout 15m ./...
   ) || { echo "=== module $dir FAILED" >&2; status=1; }
+  if [ "$dir" = ./chaos ]; then start_mutation; fi
 done
-
-# The chaos suite's mutation self-test (its baseline, the scenarios
-# unmutated, is the chaos module's own tests above) is mostly builds: a
-# copy of the tree per defect, two at a time. It runs in the background
-# beside the release check and the valkey pass of the packages' tests,
-# which wait on their servers more than they compute; the valkey pass of
-# the chaos scenarios, which keep time, runs once it is done. Its output
-# comes after theirs.
-echo "=== chaos mutation self-test, in the background (at ${SECONDS}s)"
-mutation_log=$(mktemp)
-./chaos/mutation/run.sh --parallel 2 --skip-baseline >"$mutation_log" 2>&1 &
-mutation_pid=$!
+if [ -z "$mutation_pid" ]; then start_mutation; fi
 
 # Installable: a module outside the repository resolves and builds the
 # repository's modules through a module proxy made from the tree.
