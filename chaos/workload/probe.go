@@ -305,15 +305,25 @@ func (p *prober) unlock(ctx context.Context, h *Held, what string) {
 	h.client.cleared(ctx, h.name, h.target, what, h.since)
 }
 
-func (p *prober) dropPrivate(ctx context.Context) error {
-	key := p.e.Key(p.name)
+// tryUnder has client A try key (a plain TryLock for probeTTL) with a
+// fault of kind k (with arg) on its live links to nodes (all when none
+// is given), healed once the call returned. It returns the call's hold
+// (nil when it failed), when it began and its error, and the harness's
+// error.
+func (p *prober) tryUnder(ctx context.Context, key string, k fault.Kind, arg time.Duration, nodes ...int) (*Held, time.Time, error, error) {
 	p.warm(ctx, p.a)
-	if err := p.links(ctx, p.a, fault.DropReply, 0); err != nil {
-		return err
+	if err := p.links(ctx, p.a, k, arg, nodes...); err != nil {
+		return nil, time.Time{}, nil, err
 	}
 	start := time.Now()
 	h, err := p.acquire(p.a, func() (*redlock.Lock, error) { return p.a.plain.TryLock(ctx, key, probeTTL) })
-	if herr := p.heal(ctx, p.a); herr != nil {
+	return h, start, err, p.heal(ctx, p.a)
+}
+
+func (p *prober) dropPrivate(ctx context.Context) error {
+	key := p.e.Key(p.name)
+	h, start, err, herr := p.tryUnder(ctx, key, fault.DropReply, 0)
+	if herr != nil {
 		return herr
 	}
 	if err != nil {

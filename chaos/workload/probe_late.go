@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/chaos/fault"
-	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // lateAcquireDelay is how late LateAcquire's acquire reaches its master:
@@ -25,14 +24,10 @@ const lateAcquireDelay = 2500 * time.Millisecond
 func (p *prober) lateAcquire(ctx context.Context) error {
 	key := p.e.Key(p.name)
 	const slow = 0 // one master: a minority
-	p.warm(ctx, p.a)
-	if err := p.links(ctx, p.a, fault.DelayRequests, lateAcquireDelay, slow); err != nil {
-		return err
-	}
-	start := time.Now()
-	h, err := p.acquire(p.a, func() (*redlock.Lock, error) { return p.a.plain.TryLock(ctx, key, probeTTL) })
-	// What was delayed keeps its time; what A sends from now on is not.
-	if herr := p.heal(ctx, p.a); herr != nil {
+	// Healed once the call returned: what was delayed keeps its time;
+	// what A sends from now on is not.
+	h, start, err, herr := p.tryUnder(ctx, key, fault.DelayRequests, lateAcquireDelay, slow)
+	if herr != nil {
 		return herr
 	}
 	if err != nil {

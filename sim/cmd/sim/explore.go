@@ -87,9 +87,10 @@ func parseWorker(s string) (i, n int, err error) {
 	return i, n, nil
 }
 
-// workerArgs are the flags a worker or replay child gets from c.
-func (c config) childArgs() []string {
-	args := []string{"--duration", c.duration.String()}
+// scheduleArgs are the flags that shape what c explores: the same for a
+// worker, a replay child and the replay command a failure prints.
+func (c config) scheduleArgs() []string {
+	var args []string
 	if c.kinds != "" {
 		args = append(args, "--kinds", c.kinds)
 	}
@@ -101,9 +102,6 @@ func (c config) childArgs() []string {
 	}
 	if c.masters > 0 {
 		args = append(args, "--masters", strconv.Itoa(c.masters))
-	}
-	if c.stop {
-		args = append(args, "--stop")
 	}
 	if c.theme != "" {
 		args = append(args, "--theme", c.theme)
@@ -119,6 +117,16 @@ func (c config) childArgs() []string {
 	}
 	if c.strict {
 		args = append(args, "--strict-leftovers")
+	}
+	return args
+}
+
+// childArgs are the flags a worker or replay child gets from c: its
+// budget first (runDefects drops it), then scheduleArgs and --stop.
+func (c config) childArgs() []string {
+	args := append([]string{"--duration", c.duration.String()}, c.scheduleArgs()...)
+	if c.stop {
+		args = append(args, "--stop")
 	}
 	return args
 }
@@ -358,34 +366,7 @@ func report(w io.Writer, c config, o outcome) {
 
 // replayCommand is the command that replays seed with c's options.
 func replayCommand(c config, seed uint64) string {
-	args := []string{"go run ./sim/cmd/sim --seed", strconv.FormatUint(seed, 10)}
-	if c.kinds != "" {
-		args = append(args, "--kinds", c.kinds)
-	}
-	if c.faults != "" {
-		args = append(args, "--faults", c.faults)
-	}
-	if c.unsafe {
-		args = append(args, "--unsafe")
-	}
-	if c.masters > 0 {
-		args = append(args, "--masters", strconv.Itoa(c.masters))
-	}
-	if c.theme != "" {
-		args = append(args, "--theme", c.theme)
-	}
-	if c.noWarmup {
-		args = append(args, "--no-warmup")
-	}
-	if c.tight {
-		args = append(args, "--tight-renewals")
-	}
-	if c.fencedRes {
-		args = append(args, "--fenced-resume")
-	}
-	if c.strict {
-		args = append(args, "--strict-leftovers")
-	}
+	args := append([]string{"go run ./sim/cmd/sim --seed", strconv.FormatUint(seed, 10)}, c.scheduleArgs()...)
 	return strings.Join(args, " ")
 }
 
