@@ -141,6 +141,7 @@ func (l *Locker) awaitCleanup(ctx context.Context, cleaned <-chan struct{}) {
 // nobody watches Done, and the context its later events carry (that of the
 // acquisition call ctx, without its cancellation).
 func (l *Locker) granted(ctx context.Context, lk *Lock, cc *callConfig) {
+	lk.metadata = cc.metadata // before anyone else sees lk
 	if l.observer != nil {
 		lk.ctx = detach(ctx)
 		lk.mu.Lock()

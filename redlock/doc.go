@@ -94,7 +94,11 @@
 // Locker.Semaphore, Locker.LockMulti and Locker.Resume give reentrant,
 // read-write, fair, counting, multi-key and handed-over locks with the same
 // quorum, validity and release rules. Config.KeyPrefix keeps lock keys
-// apart from data keys.
+// apart from data keys. Options (Option) override the Config for one call.
+// WithMetadata keeps a holder record beside a lock (who holds it), read
+// back by Lock.Metadata and, from a quorum, Locker.Holder. NewElection
+// elects a leader over a fenced, renewed lock whose term is its fencing
+// token (Campaign, Proclaim, Resign, Leader, Observe).
 //
 // # What Redlock guarantees, and what it does not
 //

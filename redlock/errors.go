@@ -27,6 +27,9 @@ var (
 	// ErrInvalid) makes the error match ErrInvalid instead: code that runs
 	// anyway when Redis is down must not run because of a typo.
 	ErrUnavailable = errors.New("redlock: too few masters answered")
+	// ErrNotHeld is matched by Locker.Holder (and Election.Leader) when a
+	// quorum of the masters answered and no token holds a quorum of them.
+	ErrNotHeld = errors.New("redlock: not held")
 )
 
 // QuorumError describes an operation that did not reach its quorum (or
@@ -99,9 +102,13 @@ func (e *QuorumError) Misconfigured() bool {
 // Unavailable), Cause and NodeErrors (which match ErrInvalid when
 // Misconfigured).
 func (e *QuorumError) Unwrap() []error {
-	errs := []error{ErrLockLost}
-	if e.Op == opLock {
-		errs[0] = ErrNotAcquired
+	var errs []error
+	switch e.Op {
+	case opLock:
+		errs = append(errs, ErrNotAcquired)
+	case opHolder: // a read: nothing was lost
+	default:
+		errs = append(errs, ErrLockLost)
 	}
 	if e.Unavailable() {
 		errs = append(errs, ErrUnavailable)
@@ -120,6 +127,9 @@ const (
 	opExtend = "extend"
 	opUnlock = "unlock"
 	opCheck  = "check" // Lock.Check
+	// opMetadata is Lock.SetMetadata; opHolder Locker.Holder.
+	opMetadata = "metadata"
+	opHolder   = "holder"
 	// opRelease is the release of a failed attempt (or a writer's
 	// withdrawal), seen only by Config.OnNodeError and Observer.NodeError.
 	opRelease = "release"

@@ -113,7 +113,7 @@ func (f *Fair) acquire(ctx context.Context, ttl time.Duration, retry bool, opts 
 	if err := l.checkCall(ctx, f.key, ttl); err != nil {
 		return nil, err
 	}
-	cc, err := l.callConfig(opts)
+	cc, err := l.kindConfig(opts, "a Fair lock")
 	if err != nil {
 		return nil, err
 	}

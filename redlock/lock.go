@@ -31,6 +31,7 @@ type Lock struct {
 	stop     chan struct{}                                // closed to stop the renewal goroutine
 	stopped  bool                                         // stop is closed
 	cancels  map[*context.Context]context.CancelCauseFunc // of Context
+	metadata map[string]string                            // the holder record's fields (WithMetadata, SetMetadata)
 	unknown  []map[time.Duration]int                      // per master: TTLs of extends whose outcome there is unknown
 }
 

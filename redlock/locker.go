@@ -143,9 +143,15 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration, opts .
 	return l.acquire(ctx, cc, l.variant(cc), key, ttl, true)
 }
 
-// variant is the plain or the fenced lock, as cc says.
+// variant is the plain or the fenced lock, as cc says, with a holder
+// record of cc's metadata when it has some.
 func (l *Locker) variant(cc *callConfig) *variant {
-	if cc.fencing {
+	switch {
+	case cc.metadata != nil && cc.fencing:
+		return withRecord(recordedFenced, cc.metadata)
+	case cc.metadata != nil:
+		return withRecord(recordedPlain, cc.metadata)
+	case cc.fencing:
 		return fenced
 	}
 	return plain

@@ -52,7 +52,7 @@ func (l *Locker) acquireMulti(ctx context.Context, keys []string, ttl time.Durat
 	if err := l.checkMultiKeys(keys); err != nil {
 		return nil, err
 	}
-	cc, err := l.callConfig(opts)
+	cc, err := l.kindConfig(opts, "LockMulti")
 	if err != nil {
 		return nil, err
 	}

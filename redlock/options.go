@@ -20,6 +20,7 @@ type callConfig struct {
 	retry       RetryStrategy
 	maxAttempts int                      // 0: until the context ends
 	token       func(attempt int) string // nil: a random token per attempt
+	metadata    map[string]string        // WithMetadata's; nil: no holder record
 	bad         error                    // the first bad option's
 }
 

@@ -82,7 +82,7 @@ func (r *Reentrant) acquire(ctx context.Context, ttl time.Duration, retry bool, 
 	if r.owner == "" {
 		return nil, invalid("empty owner")
 	}
-	cc, err := r.l.callConfig(opts)
+	cc, err := r.l.kindConfig(opts, "a Reentrant lock")
 	if err != nil {
 		return nil, err
 	}

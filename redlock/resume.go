@@ -50,7 +50,7 @@ import (
 // WithMaxAttempts do not apply (the token is the one given; there is one
 // attempt).
 func (l *Locker) Resume(ctx context.Context, key, token string, ttl time.Duration, opts ...Option) (lk *Lock, err error) {
-	cc, err := l.callConfig(opts)
+	cc, err := l.kindConfig(opts, "Resume")
 	if err != nil {
 		return nil, err
 	}

@@ -100,7 +100,7 @@ func (m *RWMutex) Lock(ctx context.Context, ttl time.Duration, opts ...Option) (
 }
 
 func (m *RWMutex) acquire(ctx context.Context, ttl time.Duration, write, retry bool, opts []Option) (*Lock, error) {
-	cc, err := m.l.callConfig(opts)
+	cc, err := m.l.kindConfig(opts, "an RWMutex")
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,9 @@ var (
 	resumeFencedScript     = loadScript("resume_fenced")
 	guardReadScript        = loadScript("guard_read")
 	guardWriteScript       = loadScript("guard_write")
+	extendRecordScript     = loadScript("extend_record")
+	recordWriteScript      = loadScript("record_write")
+	holderReadScript       = loadScript("holder_read")
 )
 
 // script is a Lua script with its SHA1 digest, for EVALSHA.

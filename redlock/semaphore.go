@@ -156,7 +156,7 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, retry bool, 
 	if err := s.check(ctx, ttl); err != nil {
 		return nil, err
 	}
-	cc, err := l.callConfig(opts)
+	cc, err := l.kindConfig(opts, "a Semaphore")
 	if err != nil {
 		return nil, err
 	}

@@ -51,6 +51,11 @@ type variant struct {
 	// fenced: the yes votes carry fencing counters to combine and write
 	// back before the lock is granted; the counter is the last of keys.
 	fenced bool
+	// record: the variant keeps a holder record (WithMetadata), its keys'
+	// second; recordArgs are the fields an acquire writes to it, after
+	// every other argument.
+	record     bool
+	recordArgs []any
 	// unqueued keeps the variant's Lock calls out of the Locker's
 	// per-key FIFO: a reentrant owner's nested Lock must never wait
 	// behind other waiters for a lock its owner holds.
@@ -89,6 +94,7 @@ func (l *Locker) acquireCall(v *variant, keys []string, token string, ms int64) 
 	if v.fenced {
 		c.prepared = append(c.prepared, fenceMS(ms))
 	}
+	c.prepared = append(c.prepared, v.recordArgs...)
 	return c
 }
 

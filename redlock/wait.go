@@ -81,34 +81,44 @@ func (w *waiting) join() {
 // master could be subscribed.
 func (w *waiting) subscribe(ctx context.Context) bool {
 	wake := make(chan struct{}, 1)
-	sctx, cancel := context.WithTimeout(ctx, w.l.nodeTimeout)
-	defer cancel()
-	var (
-		wg sync.WaitGroup
-		mu sync.Mutex
-	)
-	channel := ReleaseChannel(w.key)
-	for _, m := range w.l.masters {
-		sub := m.ab.Subscribe
-		if sub == nil {
-			continue
-		}
-		wg.Go(func() {
-			unsub, err := sub(sctx, channel, wake)
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			w.unsubs = append(w.unsubs, unsub)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
+	w.unsubs = w.l.subscribe(ctx, wake, ReleaseChannel(w.key))
 	if len(w.unsubs) == 0 {
 		return false
 	}
 	w.wake = wake
 	return true
+}
+
+// subscribe subscribes wake to channels on every master that can
+// announce them, each bounded by the node timeout, and returns the
+// unsubscribe functions of those that could be subscribed.
+func (l *Locker) subscribe(ctx context.Context, wake chan<- struct{}, channels ...string) []func() {
+	sctx, cancel := context.WithTimeout(ctx, l.nodeTimeout)
+	defer cancel()
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		unsubs []func()
+	)
+	for _, m := range l.masters {
+		sub := m.ab.Subscribe
+		if sub == nil {
+			continue
+		}
+		for _, channel := range channels {
+			wg.Go(func() {
+				unsub, err := sub(sctx, channel, wake)
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				unsubs = append(unsubs, unsub)
+				mu.Unlock()
+			})
+		}
+	}
+	wg.Wait()
+	return unsubs
 }
 
 // sleep blocks for d, or until a release is announced or made by this

@@ -151,3 +151,7 @@ func Holder(key string) string { return SlotPrefix(key) + HolderSuffix }
 // HolderSuffix is what a holder record's name ends with, after the slot
 // prefix of its lock key.
 const HolderSuffix = ":holder"
+
+// ChangeChannel is the pub/sub channel on which a master announces that
+// the holder record of the lock named key was replaced.
+func ChangeChannel(key string) string { return "quorumlock:changed:" + key }

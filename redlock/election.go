@@ -1,0 +1,204 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Leader election over the masters, after etcd's concurrency.Election: a
+// candidate leads while it holds the election's lock, a fenced lock
+// (Config.Fencing's rules) kept renewed, whose holder record (WithMetadata)
+// carries the leader's value and its term. The term is the lock's fencing
+// token: it grows with every new leader, across restarts of the masters
+// (fence.go), so that a resource that remembers the highest term it saw
+// turns a deposed leader away. Observers read the leader from a quorum
+// (Locker.Holder) whenever a master announces a release or a new record,
+// and at least every ObservePoll.
+
+// ErrNotLeader is matched by Proclaim when this Election does not lead.
+var ErrNotLeader = errors.New("redlock: not the leader")
+
+// Election is one candidate's part in the election named name: it
+// campaigns, leads, proclaims and resigns; and anyone may ask it who leads
+// (Leader, Observe). Its methods are safe for concurrent use.
+type Election struct {
+	l    *Locker
+	name string
+	ttl  time.Duration
+
+	mu     sync.Mutex
+	lk     *Lock // while it leads, or until Resign after a loss
+	value  string
+	ctx    context.Context // ends when this term's leadership does
+	cancel context.CancelFunc
+}
+
+// Leader is a leader of an election, as a quorum of the masters says.
+type Leader struct {
+	// Value is what the leader campaigned with, or proclaimed last.
+	Value string
+	// Term is the leader's term: its lock's fencing token, greater than
+	// every earlier leader's.
+	Term int64
+	// TTL is how long from the read a quorum of the masters is sure to
+	// keep the leader (Holder.TTL); renewals keep moving it.
+	TTL time.Duration
+}
+
+// The holder record's fields of an election's lock.
+const (
+	leaderValue = "value"
+	leaderTerm  = "term"
+)
+
+// NewElection returns the Election named name on l's masters, whose
+// leaders hold it for ttl between renewals (a leader that stops renewing,
+// or is cut off, loses it within ttl). It sends nothing. A bad name or ttl
+// gives an error matching ErrInvalid.
+func NewElection(l *Locker, name string, ttl time.Duration) (*Election, error) {
+	if err := l.checkMade(); err != nil {
+		return nil, err
+	}
+	if err := l.checkKey(name); err != nil {
+		return nil, err
+	}
+	if err := l.checkTTL(ttl); err != nil {
+		return nil, err
+	}
+	if err := checkDerivable(l.prefix + name); err != nil {
+		return nil, err
+	}
+	return &Election{l: l, name: name, ttl: ttl}, nil
+}
+
+// Name returns the election's name (its lock's key).
+func (e *Election) Name() string { return e.name }
+
+// Campaign blocks until this candidate leads, with value, or until ctx
+// ends (the error then matches ErrNotAcquired and ctx.Err()). It takes the
+// election's lock as Locker.Lock does (waking when the leader resigns),
+// fenced and renewed, then writes its value and term to the quorum and
+// announces them: when Campaign returns, Leader and Observe can see it.
+// The leadership lasts until Resign, or until the lock is lost (Context
+// ends); ctx's end after Campaign returned does not end it. Campaigning
+// while leading is refused with ErrInvalid: Proclaim changes the value.
+func (e *Election) Campaign(ctx context.Context, value string) error {
+	md := map[string]string{leaderValue: value}
+	if err := checkMetadata(md); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	leading := e.lk != nil && e.lk.Err() == nil
+	e.mu.Unlock()
+	if leading {
+		return invalid("Campaign: %q already leads in term %d; Proclaim changes its value", e.name, e.Term())
+	}
+	lk, err := e.l.Lock(ctx, e.name, e.ttl, WithFencing(true), WithAutoRenew(true), WithMetadata(md))
+	if err != nil {
+		return err
+	}
+	md[leaderTerm] = strconv.FormatInt(lk.Fence(), 10)
+	if err := lk.SetMetadata(ctx, md); err != nil {
+		_ = lk.Unlock(context.WithoutCancel(ctx))
+		return fmt.Errorf("redlock: campaign %q: announcing term %d: %w", e.name, lk.Fence(), err)
+	}
+	lctx, cancel := lk.Context(context.Background())
+	e.mu.Lock()
+	e.lk, e.value, e.ctx, e.cancel = lk, value, lctx, cancel
+	e.mu.Unlock()
+	return nil
+}
+
+// Proclaim changes the leader's value without a new term: on every master
+// that still holds this candidate's lock, announced to observers. It
+// fails with ErrNotLeader when this Election does not lead, and as
+// Lock.SetMetadata does (ErrLockLost) when too few masters took it.
+func (e *Election) Proclaim(ctx context.Context, value string) error {
+	md := map[string]string{leaderValue: value}
+	if err := checkMetadata(md); err != nil {
+		return err
+	}
+	lk := e.leading()
+	if lk == nil {
+		return fmt.Errorf("redlock: proclaim %q: %w", e.name, ErrNotLeader)
+	}
+	md[leaderTerm] = strconv.FormatInt(lk.Fence(), 10)
+	if err := lk.SetMetadata(ctx, md); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	if e.lk == lk {
+		e.value = value
+	}
+	e.mu.Unlock()
+	return nil
+}
+
+// Resign gives up the leadership (Lock.Unlock of its lock, which wakes
+// the other candidates and the observers) and ends its Context. Without
+// a leadership it does nothing and returns nil; after a loss it releases
+// whatever is left and returns the Unlock's error.
+func (e *Election) Resign(ctx context.Context) error {
+	e.mu.Lock()
+	lk, cancel := e.lk, e.cancel
+	e.lk, e.cancel, e.ctx = nil, nil, nil
+	e.mu.Unlock()
+	if lk == nil {
+		return nil
+	}
+	defer cancel()
+	return lk.Unlock(ctx)
+}
+
+// leading returns the lock of the current leadership, or nil.
+func (e *Election) leading() *Lock {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.lk == nil || e.lk.Err() != nil {
+		return nil
+	}
+	return e.lk
+}
+
+// Term returns this candidate's term while it leads, 0 otherwise.
+func (e *Election) Term() int64 {
+	if lk := e.leading(); lk != nil {
+		return lk.Fence()
+	}
+	return 0
+}
+
+// Context returns a context that ends when this candidate's leadership
+// ends (a Resign, a loss of its lock), with context.Cause saying why; one
+// that has ended already when it does not lead. Run the leader's work
+// with it, and pass Term to what it acts on.
+func (e *Election) Context() context.Context {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ctx == nil {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(ErrNotLeader)
+		return ctx
+	}
+	return e.ctx
+}
+
+// Leader reads the current leader from a quorum of the masters. When
+// there is none (no candidate holds the lock, or the new one has not yet
+// announced its term), the error matches ErrNotHeld; when too few masters
+// answered, ErrUnavailable.
+func (e *Election) Leader(ctx context.Context) (Leader, error) {
+	h, err := e.l.Holder(ctx, e.name)
+	if err != nil {
+		return Leader{}, err
+	}
+	term, err := strconv.ParseInt(h.Metadata[leaderTerm], 10, 64)
+	if err != nil || term <= 0 {
+		return Leader{}, fmt.Errorf("redlock: leader of %q: its term is not announced yet: %w", e.name, ErrNotHeld)
+	}
+	return Leader{Value: h.Metadata[leaderValue], Term: term, TTL: h.TTL}, nil
+}
