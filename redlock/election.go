@@ -108,6 +108,9 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 	}
 	lctx, cancel := lk.Context(context.Background())
 	e.mu.Lock()
+	if e.cancel != nil { // a lost leadership's, not yet resigned
+		e.cancel()
+	}
 	e.lk, e.value, e.ctx, e.cancel = lk, value, lctx, cancel
 	e.mu.Unlock()
 	return nil

@@ -72,6 +72,12 @@ import (
 //     excludes, extends and unlocks, and a waiter in another Locker wakes
 //     on the release announced by the masters (when the Nodes have
 //     Abilities.Subscribe; otherwise it polls).
+//   - Metadata: a lock taken WithMetadata through Lockers over the Nodes
+//     is read back with its record by Locker.Holder in another Locker;
+//     SetMetadata replaces it; it is gone after Unlock.
+//   - Election: two candidates and an observer, each in a Locker of its
+//     own: the second leads once the first resigns, in a greater term,
+//     and the observer sees both, and a proclaimed value, in term order.
 //   - Close: 20 times, a process locks, unlocks, closes its Locker
 //     (Locker.Close, which waits for the releases in flight), closes its
 //     Nodes and their clients, and exits: no master holds the lock's key

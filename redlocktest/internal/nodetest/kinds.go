@@ -12,7 +12,7 @@ import (
 )
 
 // RunLockKinds runs the same lock tests for the plain, fenced, reentrant
-// and read-write kinds against whatever masters nodes reaches (real
+// and read-write kinds, holder metadata and leader election against whatever masters nodes reaches (real
 // redis-server processes, or the in-memory masters of redlocktest/inmem).
 // nodes returns one Node per master; it may return the same Nodes on every
 // call. Each test uses keys of its own.
@@ -25,6 +25,11 @@ func RunLockKinds(t *testing.T, nodes func(t *testing.T) []redlock.Node) {
 	t.Run("Reentrant", k.testReentrant)
 	t.Run("ReadWrite", k.testReadWrite)
 	t.Run("WakeOnRelease", k.testWake)
+	newLocker := func(t *testing.T) func() *redlock.Locker {
+		return func() *redlock.Locker { return k.locker(t, redlock.Config{}) }
+	}
+	t.Run("Metadata", func(t *testing.T) { checkMetadata(t, newLocker(t)) })
+	t.Run("Election", func(t *testing.T) { checkElection(t, newLocker(t)) })
 }
 
 type kinds struct {

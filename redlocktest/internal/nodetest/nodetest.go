@@ -83,6 +83,8 @@ func Run(t *testing.T, b Backend, newNode func(t *testing.T, addr string) redloc
 	t.Run("Subscriber", s.testSubscriber)
 	t.Run("Locker", s.testLocker)
 	t.Run("Close", s.testClose)
+	t.Run("Metadata", func(t *testing.T) { checkMetadata(t, s.newLocker(t)) })
+	t.Run("Election", func(t *testing.T) { checkElection(t, s.newLocker(t)) })
 	// Last: they restart masters, which the restart guard then holds back
 	// (a Locker's record of them is gone).
 	t.Run("Identity", s.testIdentity)
@@ -103,6 +105,22 @@ func (s *suite) config(cfg redlock.Config) redlock.Config {
 		cfg.RestartGuard = -1
 	}
 	return cfg
+}
+
+// newLocker returns a function that makes a Locker over Nodes of its own
+// for the masters (as another process would), with the default Config.
+func (s *suite) newLocker(t *testing.T) func() *redlock.Locker {
+	return func() *redlock.Locker {
+		nodes := make([]redlock.Node, len(s.masters))
+		for i := range nodes {
+			nodes[i] = s.node(t, i)
+		}
+		l, err := redlock.New(nodes, s.config(redlock.Config{NodeTimeout: 500 * time.Millisecond}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
 }
 
 // node makes a Node for master i.
