@@ -44,8 +44,12 @@ type Config struct {
 	// AutoRenew keeps every lock from Lock and TryLock renewed (extended by
 	// its TTL) until Unlock or until it is lost; Locker.Do always renews.
 	AutoRenew bool
-	// RenewFraction is how far into the TTL a renewal happens; 0 means
-	// DefaultRenewFraction. It must lie in (0, 1).
+	// RenewFraction is how far into the TTL a renewal happens, counted
+	// back from Until: a renewal goes out once the validity left falls to
+	// the TTL less this fraction of it, and must return within that (with
+	// Durability, a confirmation may wait for an fsync: a second under
+	// appendfsync everysec; give renewed locks a TTL of a few seconds
+	// more than that). 0 means DefaultRenewFraction. It must lie in (0, 1).
 	RenewFraction float64
 
 	// OnNodeError, if set, is told of every failed call to a master: an

@@ -32,7 +32,7 @@ var scriptDigests = map[string]string{
 	"reentrant_extend":  "08c5f449c0923c45b01ed1ad0fae7077d0d82856",
 	"reentrant_release": "770e53b5def146defb17c815e7209a505c1bff6d",
 	"release":           "7f8a2654c894b9047c8d4ceba8c32017a0409148",
-	"resume_fenced":     "c4a561b4739fad193d2858d038da0bc2407940df",
+	"resume_fenced":     "358983b9dc5d762f4b32f99fc203cf897b54b0f4",
 	"write_acquire":     "08c4dda460b5e30ca3ecdf03211d4eadf7970ac6",
 	"write_release":     "a570667083866e7ffe353967a5af7c4d8bb7bf05",
 	"write_withdraw":    "540dbab2cfe499a23e91c0b1e23a0f0d8fffd585",

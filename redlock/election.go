@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -55,6 +56,17 @@ const (
 	leaderTerm  = "term"
 )
 
+// leaderRecord is the holder record of a leader with value in term, or an
+// error matching ErrInvalid when value is too long for one (MaxMetadataLen
+// less the record's other fields).
+func leaderRecord(value string, term int64) (map[string]string, error) {
+	md := map[string]string{leaderValue: value, leaderTerm: strconv.FormatInt(term, 10)}
+	if err := checkMetadata(md); err != nil {
+		return nil, fmt.Errorf("redlock: leader value of %d bytes: %w", len(value), err)
+	}
+	return md, nil
+}
+
 // NewElection returns the Election named name on l's masters, whose
 // leaders hold it for ttl between renewals (a leader that stops renewing,
 // or is cut off, loses it within ttl). It sends nothing. A bad name or ttl
@@ -87,10 +99,11 @@ func (e *Election) Name() string { return e.name }
 // ends); ctx's end after Campaign returned does not end it. Campaigning
 // while leading is refused with ErrInvalid: Proclaim changes the value.
 func (e *Election) Campaign(ctx context.Context, value string) error {
-	md := map[string]string{leaderValue: value}
-	if err := checkMetadata(md); err != nil {
+	md, err := leaderRecord(value, math.MaxInt64) // the longest term it may get
+	if err != nil {
 		return err
 	}
+	delete(md, leaderTerm) // announced once the lock is granted
 	e.mu.Lock()
 	leading := e.lk != nil && e.lk.Err() == nil
 	e.mu.Unlock()
@@ -121,15 +134,17 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 // fails with ErrNotLeader when this Election does not lead, and as
 // Lock.SetMetadata does (ErrLockLost) when too few masters took it.
 func (e *Election) Proclaim(ctx context.Context, value string) error {
-	md := map[string]string{leaderValue: value}
-	if err := checkMetadata(md); err != nil {
-		return err
-	}
 	lk := e.leading()
 	if lk == nil {
+		if _, err := leaderRecord(value, 0); err != nil {
+			return err
+		}
 		return fmt.Errorf("redlock: proclaim %q: %w", e.name, ErrNotLeader)
 	}
-	md[leaderTerm] = strconv.FormatInt(lk.Fence(), 10)
+	md, err := leaderRecord(value, lk.Fence())
+	if err != nil {
+		return err
+	}
 	if err := lk.SetMetadata(ctx, md); err != nil {
 		return err
 	}
@@ -144,7 +159,10 @@ func (e *Election) Proclaim(ctx context.Context, value string) error {
 // Resign gives up the leadership (Lock.Unlock of its lock, which wakes
 // the other candidates and the observers) and ends its Context. Without
 // a leadership it does nothing and returns nil; after a loss it releases
-// whatever is left and returns the Unlock's error.
+// whatever is left and returns the Unlock's error. The leadership is given
+// up whatever the error says: an error matching ErrLockLost may also mean
+// that too few masters answered in time, while the releases, sent to
+// every master and retried, still land.
 func (e *Election) Resign(ctx context.Context) error {
 	e.mu.Lock()
 	lk, cancel := e.lk, e.cancel
@@ -167,7 +185,8 @@ func (e *Election) leading() *Lock {
 	return e.lk
 }
 
-// Term returns this candidate's term while it leads, 0 otherwise.
+// Term returns this candidate's term while it leads, 0 otherwise (also
+// once its leadership was lost: read it while leading to report it).
 func (e *Election) Term() int64 {
 	if lk := e.leading(); lk != nil {
 		return lk.Fence()

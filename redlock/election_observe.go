@@ -10,11 +10,14 @@ import (
 // never an older term after a newer one. It reads the leader from a
 // quorum (Leader) at once, whenever a master announces a release or a
 // proclaim (over pub/sub, through every Node that can subscribe), and at
-// least every observePoll(ttl) (a quarter of the election's ttl, at most
-// a second), so that no leader who holds for longer than that is missed,
+// least every quarter of the election's ttl (at most a second, at least
+// 10 ms), so that no leader who holds for longer than that is missed,
 // also while a subscription is lost or reconnecting. A leader whose whole
-// term falls between two reads is not seen. The channel is unbuffered;
-// it closes when ctx ends.
+// term falls between two reads is not seen, and a read that fails (too
+// few masters answered) or finds no leader delivers nothing. A new leader
+// or value may be delivered before the Campaign or Proclaim that made it
+// has returned to its caller. The channel is unbuffered; it closes when
+// ctx ends.
 func (e *Election) Observe(ctx context.Context) <-chan Leader {
 	ch := make(chan Leader)
 	go e.observe(ctx, ch)

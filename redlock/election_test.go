@@ -141,3 +141,22 @@ func TestElectionBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A value too long for the leader's record (with its term) is refused
+// before the lock is taken: no term is used up, nobody is woken.
+func TestElectionValueTooLong(t *testing.T) {
+	_, nodes := cluster(t, 3)
+	sp := spies(nodes)
+	l := newLocker(t, asNodes(sp), redlock.Config{})
+	e, _ := redlock.NewElection(l, "long", time.Second)
+	// Fits WithMetadata alone, not with the term beside it.
+	value := string(make([]byte, redlock.MaxMetadataLen-len("value")-5))
+	if err := e.Campaign(t.Context(), value); !errors.Is(err, redlock.ErrInvalid) {
+		t.Fatalf("Campaign with a value that leaves no room for the term: %v, want ErrInvalid", err)
+	}
+	for _, s := range sp {
+		if n := s.calls.Load(); n != 0 {
+			t.Fatalf("%s got %d calls for a value too long", s.Addr(), n)
+		}
+	}
+}

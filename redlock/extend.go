@@ -94,6 +94,7 @@ func (lk *Lock) extend(ctx context.Context, ttl time.Duration, auto bool) (err e
 	if ended == nil && start.Before(until) {
 		caps = lk.capsLocked()
 		lk.addUnknownLocked(ttl) // from here on, ours may land anywhere
+		lk.longest = max(lk.longest, ttl)
 		// Once sent, ours may land at any moment and set the masters' TTL
 		// to ttl from then: whatever the outcome, the lock is guaranteed
 		// no longer than start + ttl - drift, from now on, not only once

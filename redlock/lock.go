@@ -32,6 +32,7 @@ type Lock struct {
 	stopped  bool                                         // stop is closed
 	cancels  map[*context.Context]context.CancelCauseFunc // of Context
 	metadata map[string]string                            // the holder record's fields (WithMetadata, SetMetadata)
+	longest  time.Duration                                // the longest TTL an Extend sent: the release is retried, and its tombstone lives, that long
 	unknown  []map[time.Duration]int                      // per master: TTLs of extends whose outcome there is unknown
 }
 
@@ -203,7 +204,8 @@ func (lk *Lock) Unlock(ctx context.Context) (err error) {
 	lk.mu.Lock()
 	released := lk.released
 	lk.released = true
-	var lost error // the validity passed unnoticed: tell the Observer
+	longest := max(lk.ttl, lk.longest) // the longest the key may live on a master
+	var lost error                     // the validity passed unnoticed: tell the Observer
 	if lk.l.observer != nil && lk.err == nil && !lk.l.clock.Now().Before(lk.until) {
 		lost = lk.validityPassed()
 	}
@@ -215,7 +217,7 @@ func (lk *Lock) Unlock(ctx context.Context) (err error) {
 	}
 	l := lk.l
 	rkey := l.prefix + lk.key // its name on the masters
-	release := l.releaseCall(opUnlock, lk.v, lk.v.release, lk.head, ReleaseChannel(rkey), lk.ttl)
+	release := l.releaseCall(opUnlock, lk.v, lk.v.release, lk.head, ReleaseChannel(rkey), longest)
 	res, err := l.fanOut(ctx, release) // sent whatever ctx does
 	l.queues.released(rkey)
 	switch {

@@ -7,8 +7,13 @@ import (
 	"time"
 )
 
-// startRenewal starts the watchdog: every RenewFraction of the TTL it
-// extends the lock by its TTL, until Unlock or until the lock is lost. A
+// startRenewal starts the watchdog: it extends the lock by its TTL each
+// time the validity left (Until - now) falls to the TTL less
+// RenewFraction of it (two thirds of the TTL by default), until Unlock or
+// until the lock is lost. It is timed from Until, not from when the last
+// round returned: a round that took most of the TTL (slow links, a
+// durable confirmation that waits for an fsync) leaves less than a full
+// period before Until, and the next renewal goes out at once. A
 // renewal that fails for want of answers is retried while the lock is still
 // valid; one that a quorum refuses (our token is gone) ends the lock at once.
 // Either way Done closes no later than Until.
@@ -43,7 +48,7 @@ func (lk *Lock) stopRenewalLocked() {
 }
 
 func (lk *Lock) renew(stop <-chan struct{}, every time.Duration) {
-	timer := time.NewTimer(every)
+	timer := time.NewTimer(lk.renewDelay(every))
 	defer timer.Stop()
 	for {
 		select {
@@ -55,7 +60,7 @@ func (lk *Lock) renew(stop <-chan struct{}, every time.Duration) {
 		var qerr *QuorumError
 		switch {
 		case err == nil:
-			timer.Reset(every)
+			timer.Reset(lk.renewDelay(every))
 		case errors.As(err, &qerr) && qerr.Refused > qerr.Nodes-qerr.Quorum:
 			// A quorum no longer holds our token: lost for good.
 			lost := fmt.Errorf("redlock: renew %q: %w", lk.key, err)
@@ -72,4 +77,14 @@ func (lk *Lock) renew(stop <-chan struct{}, every time.Duration) {
 			timer.Reset(max(every/8, time.Millisecond))
 		}
 	}
+}
+
+// renewDelay is how long the watchdog waits for the next renewal: until
+// the validity left falls to the TTL less every, or not at all when it
+// has already.
+func (lk *Lock) renewDelay(every time.Duration) time.Duration {
+	lk.mu.Lock()
+	left := lk.until.Sub(lk.l.clock.Now())
+	lk.mu.Unlock()
+	return max(left-(lk.ttl-every), 0)
 }

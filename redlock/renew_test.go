@@ -79,6 +79,29 @@ func TestAutoRenewKeepsLockUntilUnlock(t *testing.T) {
 	})
 }
 
+// Renewals are timed from Until: masters that take 40% of the TTL to
+// answer every call (a durable confirmation waiting for an fsync) leave a
+// renewal timed from the grant (a third of the TTL after it) finishing
+// after Until; the lock must hold all the same.
+func TestRenewalTimedFromUntil(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second
+		fakes := newFakes(ttl*4/10, ttl*4/10, ttl*4/10)
+		l := newLocker(t, asNodes(fakes), redlock.Config{AutoRenew: true, NodeTimeout: ttl / 2})
+		lk, err := l.TryLock(t.Context(), "k", ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(4 * ttl)
+		if err := lk.Err(); err != nil {
+			t.Fatalf("renewed lock ended on slow but healthy masters: %v", err)
+		}
+		if err := lk.Unlock(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // A holder cut off from every master sees its lock-scoped context
 // cancelled no later than Until; another client gets the lock only after.
 func TestCutOffHolderCancelledByUntil(t *testing.T) {

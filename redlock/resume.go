@@ -25,11 +25,13 @@ import (
 // like one from TryLock: Until is start + ttl - drift, as after an
 // Extend; Extend, Unlock, Done, Err and Context work as usual, and it is
 // renewed with Config.AutoRenew. With Config.Fencing its Fence is the
-// highest fencing counter among the masters that resumed it, written back to
-// them before Resume returns, as an acquisition's is: no lower than the
-// original holder's token (whose quorum shares a master with this one), so
-// the resource sees the same lock go on, and lower than the next holder's.
-// Without fencing it is 0.
+// highest fencing counter among the masters that resumed it, each seeded
+// from the master's clock as an acquisition's is, written back to them
+// before Resume returns: no lower than the original holder's token (whose
+// quorum shares a master with this one; a counter lost there since, in a
+// restart or a failover, comes back from the clock above it), usually
+// above it, so that the resource turns the giver away from then on, and
+// lower than the next holder's. Without fencing it is 0.
 //
 // Resume never creates a lock. It fails, with a *QuorumError that matches
 // ErrNotAcquired, when fewer than a quorum still hold key with token (the
@@ -40,7 +42,9 @@ import (
 //
 // It is a hand-over: from the moment Resume is called the original holder
 // must stop using the lock, and must neither Extend nor Unlock it, since
-// both act on the same keys. Resume applies to locks of Locker.Lock and
+// both act on the same keys. Nor may it hand over a lock whose Unlock it
+// called, even one that failed: the releases of a failed Unlock are still
+// on their way, or retried, and would delete the taker's lock. Resume applies to locks of Locker.Lock and
 // TryLock (plain or fenced), not to reentrant, read-write or multi-key
 // locks. An empty token, an empty key or a bad ttl give an error matching
 // ErrInvalid, and nothing is sent.

@@ -79,3 +79,29 @@ func TestFailedReleaseIsRetried(t *testing.T) {
 		t.Fatal("the test dropped no release")
 	}
 }
+
+// A release is retried for as long as the key may live: after an Extend
+// to a longer TTL, the lock's own TTL is not that (a release lost while
+// the key lives on for the extended TTL would otherwise stop being sent
+// after the first TTL, and the key outlive its Unlock).
+func TestReleaseRetriedForTheExtendedTTL(t *testing.T) {
+	_, nodes := cluster(t, 3)
+	lossy := &dropsReleases{n: nodes[2]}
+	// Two releases lost: the second retry goes out two seconds after the
+	// Unlock (a node timeout, then a second), past the lock's own TTL,
+	// within the extended one.
+	l := newLocker(t, []redlock.Node{nodes[0], nodes[1], lossy}, redlock.Config{NodeTimeout: time.Second})
+	ctx := t.Context()
+	lk, err := l.TryLock(ctx, "x", 1500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lk.Extend(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	lossy.left.Store(2)
+	if err := lk.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	awaitValues(t, nodes, "x", "", "", "")
+}
