@@ -120,6 +120,30 @@ func Extra() []mutation.Defect {
 				Anchor:  "Started:     now.Add(time.Second - time.Duration(uptime)*time.Second),",
 				Replace: "Started:     now.Add(-time.Duration(uptime) * time.Second),"}},
 		},
+		// The three findings the simulator made on the unmodified library
+		// and that were fixed since (sim/README): each defect brings one
+		// back, and the default exploration must see it.
+		{
+			Name:        "renewal-timed-from-grant",
+			Description: "the watchdog renews a third of the TTL after the last round returned, not when two thirds are left before Until: a round that took most of the TTL leaves the renewal after Until, and the lock is lost on healthy masters",
+			Edits: []mutation.Edit{{File: "redlock/renew.go",
+				Anchor:  "\treturn max(left-(lk.ttl-every), 0)\n",
+				Replace: "\t_ = left\n\treturn every\n"}},
+		},
+		{
+			Name:        "resume-fence-unseeded",
+			Description: "a fenced Resume takes the masters' counters as they are, not seeded from their clocks: after a failover to a replica that missed the giver's write-back, the resumed token comes out below the giver's",
+			Edits: []mutation.Edit{{File: "redlock/scripts/resume_fenced.lua",
+				Anchor:  "tonumber(t[1]) * 1000000 + tonumber(t[2]))",
+				Replace: "1)"}},
+		},
+		{
+			Name:        "release-retry-first-ttl",
+			Description: "Unlock retries a failed release, and its tombstone lives, for the TTL the lock was acquired with, not the longest an Extend sent: after an Extend to a longer TTL, a release lost in a partition stops being sent while the key lives on",
+			Edits: []mutation.Edit{{File: "redlock/lock.go",
+				Anchor:  "longest := max(lk.ttl, lk.longest)",
+				Replace: "longest := lk.ttl"}},
+		},
 	}
 }
 

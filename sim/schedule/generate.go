@@ -30,8 +30,10 @@ type Options struct {
 	// client reaches a quorum of its own, and the masters they share
 	// fail); "" draws one.
 	Theme string
-	// FencedResume lets hand-overs be of fenced locks, whose resumed
-	// token can come out below the giver's (see the README's findings).
+	// FencedResume lets hand-overs be of fenced locks (whose resumed
+	// token came out below the giver's after a failover until the
+	// resume seeded its counter from the master's clock; see the
+	// README's findings). The command sets it by default.
 	FencedResume bool
 	// NoWarmup (split theme): the clients do not first record the
 	// schedule's longest TTL on the masters they reach, so that a client
@@ -317,17 +319,17 @@ func (g *gen) op(c int, k Kind, ownerSeq *int) Op {
 	}
 	o.TTL = Duration(g.ttl())
 	if (k == Renew || k == Do) && !g.o.TightRenewals {
-		// A renewal runs a third of the TTL after the grant, not after
-		// the round began: a round that took most of the TTL (slow
-		// links, the fence's write-back) leaves it too late, and the
-		// lock is lost on healthy masters (the README's findings).
-		// Renewed locks get TTLs that leave their renewals room.
-		o.TTL = max(o.TTL, Duration(8*(s.nodeTimeout()+2*s.Net.DelayMax.D())))
+		// A renewal goes out when two thirds of the TTL are left before
+		// Until (timed from Until since the README's second finding), and
+		// must return within them: renewed locks get TTLs that leave a
+		// round (a node timeout and the links' delays) that room, twice
+		// over. TightRenewals draws TTLs closer to the round's time.
+		o.TTL = max(o.TTL, Duration(3*(s.nodeTimeout()+2*s.Net.DelayMax.D())))
 		if s.Lib.Local || s.Lib.Replicas > 0 {
 			// Each renewal waits for its confirmation (up to an fsync,
-			// a second; or the replica's lag): two of them must fit in
-			// two thirds of the TTL.
-			o.TTL = max(o.TTL, Duration(6*time.Second))
+			// a second; or the replica's lag): one must fit in two
+			// thirds of the TTL.
+			o.TTL = max(o.TTL, Duration(3*time.Second))
 		}
 		if g.tmax > 0 {
 			o.TTL = min(o.TTL, Duration(g.tmax))

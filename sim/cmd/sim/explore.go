@@ -112,11 +112,11 @@ func (c config) scheduleArgs() []string {
 	if c.tight {
 		args = append(args, "--tight-renewals")
 	}
-	if c.fencedRes {
-		args = append(args, "--fenced-resume")
+	if !c.fencedRes {
+		args = append(args, "--fenced-resume=false")
 	}
-	if c.strict {
-		args = append(args, "--strict-leftovers")
+	if !c.strict {
+		args = append(args, "--strict-leftovers=false")
 	}
 	return args
 }

@@ -86,8 +86,8 @@ func main() {
 	fs.BoolVar(&c.skipBase, "skip-baseline", false, "with --defect: skip the run without a defect")
 	fs.StringVar(&c.theme, "theme", "", "plain (faults anywhere) or split (each client reaches a quorum of its own; the shared masters fail); default: drawn")
 	fs.BoolVar(&c.noWarmup, "no-warmup", false, "split theme: no warm-up lock records the longest TTL first (the guard's gap, see the README)")
-	fs.BoolVar(&c.strict, "strict-leftovers", false, "the final leftover check excuses no master to which a release failed (the release retries' window, see the README)")
-	fs.BoolVar(&c.fencedRes, "fenced-resume", false, "hand-overs may be of fenced locks (the resumed token, see the README)")
+	fs.BoolVar(&c.strict, "strict-leftovers", true, "the final leftover check excuses no master to which a release failed (the release retries' window, see the README); =false excuses them")
+	fs.BoolVar(&c.fencedRes, "fenced-resume", true, "hand-overs may be of fenced locks (the resumed token, see the README); =false keeps to plain ones")
 	fs.BoolVar(&c.tight, "tight-renewals", false, "renewed locks may have TTLs close to a round's time (the renewal's timing, see the README)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
