@@ -1,6 +1,6 @@
-// Command redlock is flock(1) across N independent Redis masters, a doctor
-// for the conditions Redlock's safety rests on, and a way to see and clear
-// locks at 3 a.m.
+// Command redlock is flock(1) across N independent Redis masters, leader
+// election over them, a doctor for the conditions Redlock's safety rests
+// on, and a way to see and clear locks at 3 a.m.
 //
 // Install it with
 //
@@ -12,6 +12,8 @@
 //	redlock doctor [flags]
 //	redlock inspect [flags] KEY [KEY...]
 //	redlock unlock [flags] KEY (--token TOKEN | --force)
+//	redlock elect [flags] NAME VALUE
+//	redlock elect --listen [flags] NAME
 //
 // Masters come from --nodes or, when it is absent, the environment
 // variable REDLOCK_NODES: a comma-separated list of host:port, or
@@ -20,7 +22,7 @@
 // --node-timeout, --json and -h (usage with an example); flags may come
 // before or after KEY.
 //
-// run, inspect and unlock take --prefix PREFIX (default: the environment
+// run, inspect, unlock and elect take --prefix PREFIX (default: the environment
 // variable REDLOCK_PREFIX; --prefix= sets none): PREFIX goes in front of
 // every key on the masters, as redlock.Config.KeyPrefix does, so that lock
 // keys cannot collide with an application's data ("locks:" makes the lock
@@ -53,16 +55,20 @@
 // --ttl; a master that has not answered by then (down, or too slow) keeps
 // the key until it expires there.
 //
-// While it holds the lock, run keeps a holder record beside it, the hash
-// "{KEY}:holder" (redlock/layout.Holder): the lock's token, the host, run's
-// pid, COMMAND's name and pid, when the lock was acquired and --note TEXT.
-// It is written only on the masters that hold the lock with run's token,
-// expires with the lock key there, is rewritten after every renewal and is
-// deleted with the lock; inspect prints it beside the holder whose token
-// it carries.
+// run takes the lock with a holder record (redlock.WithMetadata): the
+// hash "{KEY}:holder" (redlock/layout.Holder) beside the lock key, with the
+// lock's token and the fields host, pid (run's), command (COMMAND's name),
+// started (when the lock was acquired, RFC 3339; until COMMAND starts,
+// when run began to wait for it), note (--note TEXT, when given) and,
+// once COMMAND runs, command_pid. The library writes it with the lock,
+// only on the masters that grant it, extends it with every renewal and
+// deletes it with the lock, so it never outlives the lock on a master;
+// run adds command_pid with Lock.SetMetadata. inspect prints it beside the
+// holder whose token it carries.
 //
 // After every renewal run counts the masters that hold the lock (the
-// library's renewal returns at a quorum, so it cannot tell). When fewer
+// library's renewal returns at a quorum, so it cannot tell): it reads the
+// lock key on each. When fewer
 // than all do, the lock rests on a bare quorum, or close to it, and run
 // warns on stderr, once per change of that number:
 //
@@ -134,13 +140,16 @@
 //	          70: the guardian died; every process of the job was killed
 //	          126, 127: COMMAND could not be run / was not found
 //	          128+N: signal N arrived while waiting for the lock
+//	elect:    0 a signal ended it (a leader resigned first)
+//	          75: the leadership was lost
+//	          128+N: signal N arrived while waiting to lead
 //	doctor:   0 every master answers and meets every condition; 1 one does not
 //	inspect:  0 (also when nothing holds KEY, or KEY is not a lock)
 //	unlock:   0 something was removed on at least one master; 1 nothing was;
 //	          65 a key was left alone because it is not a lock (whatever
 //	          else was removed)
 //	all:      64 bad usage, a bad flag, a missing or malformed node list;
-//	          for run also masters the library refuses to use: the
+//	          for run and elect also masters the library refuses to use: the
 //	          client's user may not run INFO on more of them than the set
 //	          tolerates, so the restart guard cannot read their processes
 //	          (see doctor; run says so at once instead of waiting)
@@ -233,7 +242,7 @@
 // {KEY}:fair:* (a fair lock's waiters, in the order the master serves them,
 // with what is left of their registrations), {KEY}:permit:<i> (a
 // semaphore's held permits), {KEY}:fence (the fencing counter) and
-// {KEY}:holder (run's holder record), with remaining TTLs, and says which
+// {KEY}:holder (the holder record), with remaining TTLs, and says which
 // holders a quorum agrees on. (A KEY with a hash tag of its own, such as
 // "{orders}:x", is the prefix as it is: "{orders}:x:w".) A semaphore's
 // permits are those --permits K names (0 to K-1) or, without it, those a
@@ -241,6 +250,19 @@
 // 100000 keys is not SCANned, and inspect says so. Several KEYs give one
 // report each, and a token that holds several of them on a quorum (the
 // keys of one multi-key lock) is said to.
+//
+// A lock taken with a holder record (redlock.WithMetadata: by run, by
+// elect, by any library user) has it printed under its holder: run's
+// fields in words, every other field as field=value (a value with spaces,
+// quotes, commas or "=" quoted as Go quotes it):
+//
+//	lock 5J3VQ2KXW7… on 3 of 3 masters (quorum)
+//	  held by pid 4242 on host web-3, command report.sh (pid 4250), since 2026-01-02T03:04:05Z (1m0s ago)
+//	lock QX6M4A… on 3 of 3 masters (quorum)
+//	  metadata: owner="billing svc", request=r-17
+//
+// A record is trusted only where its token is the lock's on that master
+// (else inspect calls it stale and ignores it).
 //
 // Beside the lock's state inspect shows each master's restart-guard
 // record (redlock/layout.Registry: PREFIX{quorumlock}:guard, a hash that
@@ -259,11 +281,12 @@
 // (crypto/rand.Text(): exactly 26 characters of the base32 alphabet A-Z
 // and 2-7; lock tokens, hold ids, writer and waiter ids are all made so),
 // a reentrant hash (the field owner and fields h:<hold id> = 1, nothing
-// else), a sorted set of tokens with integer scores, a counter, or run's
-// holder record (its own fields, nothing else), as the key's place calls
-// for. Anything else under those names (an application's JSON document
-// under KEY, a cached UUID, JWT or URL with a TTL, a user hash, a list, a
-// set, a stream) is "not a lock": inspect names it and what it is, and
+// else), a sorted set of tokens with integer scores, a counter, or a
+// holder record (the field token holding a token, and any other fields up
+// to redlock.MaxMetadataLen bytes of names and values), as the key's place
+// calls for. Anything else under those names (an application's JSON
+// document under KEY, a cached UUID, JWT or URL with a TTL, a user hash, a
+// list, a set, a stream) is "not a lock": inspect names it and what it is, and
 // counts no holder there. So is, by its name, the library's own memory:
 // the restart guard's record (PREFIX{quorumlock}:guard), the durable
 // confirmations' probe (PREFIX{quorumlock}:probe) and a fencing counter
@@ -283,11 +306,53 @@
 // text), so the command computes no SHA-1 and runs under
 // GODEBUG=fips140=only.
 //
+// # elect
+//
+// elect is etcdctl elect over the masters (redlock.Election). With VALUE
+// it campaigns in the election NAME: it waits while another candidate
+// leads (waking when the leader resigns), and once elected prints the
+// leader line
+//
+//	scheduler term=1764385696000001 value=web-3
+//
+// on stdout (NAME and VALUE quoted as Go quotes them when they hold
+// spaces, quotes, commas or "="), then leads until SIGINT, SIGTERM or
+// SIGHUP, resigns (the release wakes the next candidate) and exits 0. The
+// leadership is a fenced lock on NAME, renewed every third of --ttl
+// (default 30s), whose holder record carries the fields value and term
+// (inspect NAME shows them). The term is the lock's fencing token: it
+// grows with every new leader, so a resource that remembers the highest
+// term it saw can turn a deposed leader away. When a renewal finds the
+// leadership gone from a quorum (the masters lost it, unlock --force took
+// it), elect says so on stderr and exits 75; a signal while waiting to
+// lead exits 128+N.
+//
+// elect --listen NAME prints the leader line of the current leader, if
+// any, then of every new term or proclaimed value, in term order and
+// each once, until a signal ends it (exit 0). It reads the leader from a
+// quorum when a master announces a release or a new record, and at least
+// every quarter of --ttl (at most every second); a leader whose whole
+// term falls between two reads is not seen.
+//
 // # JSON
 //
 // With --json, doctor, inspect and unlock print one JSON object on stdout,
-// and run prints one on stderr when it ends (stdout is COMMAND's). Errors
+// and run prints one on stderr when it ends (stdout is COMMAND's). elect
+// prints each leader line as one JSON object on a line of its own on
+// stdout, and a campaign one more object on stderr when it ends. Errors
 // before that stay one line of text on stderr. Fields are only ever added.
+//
+// elect (each leader line, on stdout; one line each):
+//
+//	{"name": "scheduler", "term": 1764385696000001, "value": "web-3"}
+//
+// and, on stderr when a campaign ends:
+//
+//	{"name": "scheduler", "elected": true, "term": 1764385696000001,
+//	 "value": "web-3", "outcome": "resigned|lost|interrupted|error",
+//	 "exit_code": 0, "error": "…"}
+//
+// term is absent when the candidate was not elected.
 //
 // run:
 //
@@ -347,8 +412,9 @@
 //	   "permits_not_scanned": "…",
 //	   "holder": {"token": "…", "host": "web-3", "pid": 4242,
 //	     "command": "report.sh", "command_pid": 4250,
-//	     "started": "2026-01-02T03:04:05Z", "note": "…", "ttl_ms": 29000,
-//	     "matches": true},
+//	     "started": "2026-01-02T03:04:05Z", "note": "…",
+//	     "metadata": {"host": "web-3", "pid": "4242", "…": "…"},
+//	     "ttl_ms": 29000, "matches": true},
 //	   "not_lock": [{"key": "report", "reason": "a string without a TTL (…)"}],
 //	   "run_id": "…",
 //	   "guard": {"run": "…", "fsync": "other", "ttl_ms": 30000,
@@ -365,9 +431,14 @@
 // without expiry. held is true when a holder other than a reader is on a
 // quorum; not_lock when some master has a key under the lock's names that
 // is not lock state (listed in its not_lock). A holder's permit is set for
-// kind "permit"; its record is run's holder record with its token (absent
+// kind "permit"; its record is the holder record with its token (absent
 // without one; a master's holder whose token is not its lock's has matches
-// false and is ignored); keys, with several KEYs, are those its token holds
+// false and is ignored). A holder record's metadata is every field of it
+// but the token, as the lock's taker attached them (redlock.WithMetadata,
+// Lock.SetMetadata; strings, {} when none): an election's value and term,
+// or any library user's own. host, pid, command, command_pid, started and
+// note repeat the fields of redlock run's record (pid and command_pid as
+// numbers); they are empty or 0 in a record without them; keys, with several KEYs, are those its token holds
 // on a quorum. waiters is a fair lock's queue in order (ticket, then id),
 // with each waiter's highest ticket and longest remaining registration.
 // The holder of a fair lock keeps its own registration until it unlocks or

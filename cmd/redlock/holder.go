@@ -1,21 +1,25 @@
 package main
 
 import (
+	"maps"
 	"strconv"
 )
 
-// The holder record: redlock run keeps, beside the plain lock key it holds,
-// a hash (layout.Holder) saying who holds the lock, so that inspect can tell
-// an operator which host and process to look at, and since when. It is
-// written with the lock's token, where (and only where) a master holds the
-// lock with that token, expires with the lock key there, is rewritten after
-// every renewal and is deleted with the lock (holder.lua, unlock.lua). A
-// record is only information: inspect trusts it only when its token is the
-// lock's.
+// The holder record: a lock taken with redlock.WithMetadata (Lock, TryLock
+// or Do) keeps, beside its plain lock key, a hash (layout.Holder) saying
+// who holds the lock: the field "token", the lock's token, and the
+// caller's fields. The library writes it with the lock where (and only
+// where) a master grants it, extends it with every renewal, and deletes it
+// with the lock; it never outlives the lock there. redlock run keeps one
+// with the fields below, so that inspect can tell an operator which host
+// and process to look at, and since when; an election (redlock elect)
+// keeps "value" and "term"; any other library user keeps its own. A record
+// is only information: inspect trusts it only when its token is the
+// lock's, and prints whatever fields it has.
 
-// The fields of a holder record.
+// The fields of redlock run's holder record, besides the token.
 const (
-	fieldToken      = "token"       // the lock's token
+	fieldToken      = "token"       // the lock's token (the library's own field)
 	fieldHost       = "host"        // os.Hostname of redlock run
 	fieldPID        = "pid"         // redlock run's process id
 	fieldCommand    = "command"     // COMMAND's name (its first word's base name)
@@ -24,7 +28,14 @@ const (
 	fieldNote       = "note"        // run --note
 )
 
-// holderRecord is a holder record as inspect shows it.
+// runFields are the fields that redlock run writes, which inspect's text
+// puts in words ("held by pid ... on host ...").
+var runFields = map[string]bool{fieldHost: true, fieldPID: true, fieldCommand: true,
+	fieldCommandPID: true, fieldStarted: true, fieldNote: true}
+
+// holderRecord is a holder record as inspect shows it: run's fields, each
+// in a JSON field of its own (empty for a record that run did not write),
+// and every field but the token, run's or not, in Metadata.
 type holderRecord struct {
 	Token      string `json:"token"`
 	Host       string `json:"host"`
@@ -33,7 +44,11 @@ type holderRecord struct {
 	CommandPID int    `json:"command_pid,omitempty"`
 	Started    string `json:"started"`
 	Note       string `json:"note,omitempty"`
-	TTLMs      int64  `json:"ttl_ms"`
+	// Metadata are the record's fields but the token, as the library's
+	// user attached them (redlock.WithMetadata, Lock.SetMetadata): run's
+	// above, an election's value and term, or any others.
+	Metadata map[string]string `json:"metadata"`
+	TTLMs    int64             `json:"ttl_ms"`
 	// Matches: the lock key on this master holds the record's token. A
 	// record that does not match is stale, and inspect ignores it.
 	Matches bool `json:"matches"`
@@ -41,12 +56,15 @@ type holderRecord struct {
 
 // readHolder reads a holder record from HGETALL's list.
 func readHolder(kv []string, ttl int64) *holderRecord {
-	r := &holderRecord{TTLMs: ttl}
+	r := &holderRecord{TTLMs: ttl, Metadata: map[string]string{}}
 	for i := 0; i+1 < len(kv); i += 2 {
-		v := kv[i+1]
-		switch kv[i] {
-		case fieldToken:
+		f, v := kv[i], kv[i+1]
+		if f == fieldToken {
 			r.Token = v
+			continue
+		}
+		r.Metadata[f] = v
+		switch f {
 		case fieldHost:
 			r.Host = v
 		case fieldPID:
@@ -62,4 +80,19 @@ func readHolder(kv []string, ttl int64) *holderRecord {
 		}
 	}
 	return r
+}
+
+// isRun reports whether the record is one that redlock run keeps (it names
+// a host or a process).
+func (r *holderRecord) isRun() bool { return r.Host != "" || r.PID > 0 }
+
+// others are the record's fields that inspect's text does not put in
+// words: all of them, but for a run's record its own.
+func (r *holderRecord) others() map[string]string {
+	if !r.isRun() {
+		return r.Metadata
+	}
+	out := maps.Clone(r.Metadata)
+	maps.DeleteFunc(out, func(f, _ string) bool { return runFields[f] })
+	return out
 }

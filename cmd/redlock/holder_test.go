@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,5 +163,67 @@ func TestPrefix(t *testing.T) {
 	}
 	if r := redlockRunEnv(t, c.nodes, env, "unlock", "k", "--token", lk.Token()); r.code != 0 || c.exists(t, "app:k") != 0 {
 		t.Fatalf("unlock with REDLOCK_PREFIX: status %d, output %q", r.code, r.stdout)
+	}
+}
+
+// TestInspectPrintsAnyMetadata: a library lock taken WithMetadata keeps a
+// holder record of the caller's own fields; inspect prints every one of
+// them (JSON and text) beside the holder, and unlock --token and --force
+// delete the record with the lock.
+func TestInspectPrintsAnyMetadata(t *testing.T) {
+	ctx := context.Background()
+	c := startCluster(t, 3, redisproc.Options{})
+	l := c.locker(t, redlock.Config{})
+	md := map[string]string{"request": "r-17", "owner": "billing svc", "pod": "api-7f9"}
+	lk, err := l.Lock(ctx, "job", 30*time.Second, redlock.WithMetadata(md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := inspect(t, c, "job")
+	if !rep.Held || rep.NotLock || len(rep.Holders) != 1 || rep.Holders[0].Record == nil {
+		t.Fatalf("%+v", rep)
+	}
+	if r := rep.Holders[0].Record; r.Token != lk.Token() || !r.Matches || r.TTLMs <= 0 || !maps.Equal(r.Metadata, md) || r.Host != "" || r.PID != 0 {
+		t.Fatalf("record %+v, want the metadata %v", r, md)
+	}
+	for _, m := range rep.Masters {
+		if m.Holder == nil || !m.Holder.Matches || !maps.Equal(m.Holder.Metadata, md) {
+			t.Errorf("%s: record %+v", m.Addr, m.Holder)
+		}
+	}
+	text := redlockRun(t, c.nodes, "inspect", "job").stdout
+	if want := `  metadata: owner="billing svc", pod=api-7f9, request=r-17` + "\n"; !strings.Contains(text, want) || strings.Contains(text, "held by") {
+		t.Errorf("text, want %q:\n%s", want, text)
+	}
+
+	// The record as SetMetadata replaced it.
+	md = map[string]string{"request": "r-18"}
+	if err := lk.SetMetadata(ctx, md); err != nil {
+		t.Fatal(err)
+	}
+	if r := inspect(t, c, "job").Holders[0].Record; r == nil || !maps.Equal(r.Metadata, md) {
+		t.Fatalf("after SetMetadata: record %+v, want %v", r, md)
+	}
+	if r := redlockRun(t, c.nodes, "unlock", "job", "--token", lk.Token()); r.code != 0 || c.exists(t, "job")+c.exists(t, layout.Holder("job")) != 0 {
+		t.Fatalf("unlock --token: status %d, output %q; or the lock or its record is left", r.code, r.stdout)
+	}
+
+	// A fenced lock's, with a record of the token only.
+	fl, err := l.Lock(ctx, "job", 30*time.Second, redlock.WithFencing(true), redlock.WithMetadata(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep = inspect(t, c, "job")
+	if r := rep.Holders[0].Record; r == nil || r.Token != fl.Token() || len(r.Metadata) != 0 || rep.NotLock {
+		t.Fatalf("record %+v, want the token's only", r)
+	}
+	if text := redlockRun(t, c.nodes, "inspect", "job").stdout; !strings.Contains(text, "  metadata: none") {
+		t.Errorf("text:\n%s", text)
+	}
+	if r := redlockRun(t, c.nodes, "unlock", "job", "--force"); r.code != 0 || c.exists(t, "job")+c.exists(t, layout.Holder("job")) != 0 {
+		t.Fatalf("unlock --force: status %d, output %q; or the lock or its record is left", r.code, r.stdout)
+	}
+	if c.exists(t, layout.Fence("job")) != 3 {
+		t.Fatal("unlock --force took the fencing counter")
 	}
 }

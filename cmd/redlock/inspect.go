@@ -18,9 +18,10 @@ Show, on every master, what holds KEY: a plain, fenced, fair or multi-key
 lock's token, a reentrant lock's owner and hold count, a read-write lock's
 writer, live readers and waiting writer, a semaphore's held permits, a fair
 lock's waiters in order, each with its remaining TTL, the fencing counter,
-and who holds the lock (the record that "redlock run" keeps: host, pid,
-since when, its note); then which holders a quorum of the masters agrees
-on. Keys that hold something no lock writes (no TTL, another shape: an
+and who holds the lock: its holder record (redlock.WithMetadata), every
+field of it (for "redlock run": host, pid, since when, its note; for an
+election: value and term); then which holders a quorum of the masters
+agrees on. Keys that hold something no lock writes (no TTL, another shape: an
 application's data under the same name) are named as not a lock, and
 counted as no holder. Several KEYs: one report each, and a token that holds
 several of them (a multi-key lock) is said to. Each master's restart-guard
@@ -64,8 +65,9 @@ type holderView struct {
 	Permit  *int     `json:"permit,omitempty"` // kind "permit": which one
 	Masters []string `json:"masters"`
 	Quorum  bool     `json:"quorum"`
-	// Record is redlock run's holder record with this holder's token, from
-	// the first of its masters that has one.
+	// Record is the holder record with this holder's token (redlock run's,
+	// an election's, any lock's taken WithMetadata), from the first of its
+	// masters that has one.
 	Record *holderRecord `json:"record,omitempty"`
 	// Keys are the KEYs inspected together that this token holds as a lock
 	// (a multi-key lock), when more than one.

@@ -25,6 +25,7 @@ type recordJSON struct {
 	CommandPID                          int   `json:"command_pid"`
 	TTLMs                               int64 `json:"ttl_ms"`
 	Matches                             bool
+	Metadata                            map[string]string
 }
 
 type waiterJSON struct {

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // printInspect prints one KEY's report: each master's state, then what the
@@ -108,7 +110,7 @@ func printSummary(e env, rep inspectReport) {
 		}
 		fmt.Fprintf(w, "%s %s on %d of %d masters (%s)\n", kind, h.Token, len(h.Masters), n, agree)
 		if r := h.Record; r != nil {
-			fmt.Fprintf(w, "  held by %s\n", describeRecord(r))
+			printRecord(e, r)
 		}
 	}
 	if permits > 0 {
@@ -120,7 +122,43 @@ func printSummary(e env, rep inspectReport) {
 	}
 }
 
-// describeRecord says who a holder record names.
+// printRecord prints a holder record under its holder: who run's record
+// names, in words, and every other field a library user attached, as
+// field=value.
+func printRecord(e env, r *holderRecord) {
+	if r.isRun() {
+		fmt.Fprintf(e.stdout, "  held by %s\n", describeRecord(r))
+	}
+	switch others := r.others(); {
+	case len(others) > 0:
+		fmt.Fprintf(e.stdout, "  metadata: %s\n", describeFields(others))
+	case !r.isRun():
+		fmt.Fprintf(e.stdout, "  metadata: none (a holder record with the token only)\n")
+	}
+}
+
+// describeFields lists fields as field=value, by name; a value (or name)
+// that is empty or holds spaces, quotes or control characters is quoted.
+func describeFields(fields map[string]string) string {
+	parts := make([]string, 0, len(fields))
+	for _, f := range slices.Sorted(maps.Keys(fields)) {
+		parts = append(parts, quoteField(f)+"="+quoteField(fields[f]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// quoteField is s as it is, or quoted (strconv.Quote) when it is empty or
+// could not be read back from a line of field=value pairs.
+func quoteField(s string) string {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool {
+		return r == '"' || r == '=' || r == ',' || r == '\\' || unicode.IsSpace(r) || !unicode.IsPrint(r)
+	}) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// describeRecord says who a holder record of redlock run names.
 func describeRecord(r *holderRecord) string {
 	s := fmt.Sprintf("pid %d on host %s", r.PID, r.Host)
 	if r.CommandPID > 0 {

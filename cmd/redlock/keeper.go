@@ -9,47 +9,51 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/pool"
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
-// keeper writes run's holder record (holder.go) on every master, and after
-// each renewal counts the masters that hold the lock: when fewer than all
-// do, the lock rests on a bare quorum or close to it (one or two more
-// failed masters lose it), and run warns on stderr, once per change, and
-// says when every master holds it again.
+// keeper looks after run's lock while COMMAND runs. The library keeps the
+// holder record (holder.go) with the lock: the acquire writes it, every
+// renewal extends it, the release deletes it. The keeper adds COMMAND's
+// pid to it once COMMAND started (Lock.SetMetadata), and after each
+// renewal counts the masters that hold the lock: when fewer than all do,
+// the lock rests on a bare quorum or close to it (one or two more failed
+// masters lose it), and run warns on stderr, once per change, and says
+// when every master holds it again.
 //
 // The library's renewal cannot tell that count: it returns as soon as a
 // quorum extended the lock, so its count of yes votes is the quorum, always.
-// The record's script (holder.lua) runs on every master and waits for each
-// (a master that does not answer within the timeout counts as not holding):
+// The keeper reads the lock key on every master and waits for each (a
+// master that does not answer within the timeout counts as not holding):
 // one round trip per master per renewal, every third of the TTL.
 type keeper struct {
-	e       env
-	ms      masters
-	quorum  int
-	timeout time.Duration
-	k       lockKeys
-	token   string
-	fields  []any // the record's fields but the token and COMMAND's pid
+	e        env
+	ms       masters
+	quorum   int
+	timeout  time.Duration
+	k        lockKeys
+	lk       *redlock.Lock
+	acquired time.Time // when the lock was granted
 
 	mu      sync.Mutex
 	pid     int  // COMMAND's process id, once started
-	renewal bool // a renewal since the last write
+	renewal bool // a renewal since the last count
 
-	kick   chan struct{}
-	ctx    context.Context // ends with stop
-	cancel context.CancelFunc
-	done   chan struct{}
-	reach  int // how many masters held the lock at the last count
+	kick    chan struct{}
+	ctx     context.Context // ends with stop
+	cancel  context.CancelFunc
+	done    chan struct{}
+	reach   int // how many masters held the lock at the last count
+	written int // the pid in the record
 }
 
-// startKeeper writes the record of the lock k held with token, and keeps
-// it until stop; fields are its field, value pairs but the token's.
-func startKeeper(e env, ms masters, quorum int, timeout time.Duration, k lockKeys, token string, fields []any) *keeper {
-	kp := &keeper{e: e, ms: ms, quorum: quorum, timeout: timeout, k: k, token: token, fields: fields,
+// startKeeper looks after lk, whose keys are k, until stop; acquired is
+// when lk was granted.
+func startKeeper(e env, ms masters, quorum int, timeout time.Duration, k lockKeys, lk *redlock.Lock, acquired time.Time) *keeper {
+	kp := &keeper{e: e, ms: ms, quorum: quorum, timeout: timeout, k: k, lk: lk, acquired: acquired,
 		kick: make(chan struct{}, 1), done: make(chan struct{}), reach: len(ms)}
 	kp.ctx, kp.cancel = context.WithCancel(context.Background())
 	go kp.loop()
-	kp.poke()
 	return kp
 }
 
@@ -70,12 +74,12 @@ func (kp *keeper) started(pid int) {
 }
 
 func (kp *keeper) poke() {
-	notify(kp.kick) // or a write is due already
+	notify(kp.kick) // or a round is due already
 }
 
-// stop ends the keeper, and its write in progress (if any): a record that
-// it still writes is written only where the lock is still held, and the
-// release deletes it with the lock. Call it before the release.
+// stop ends the keeper, and its round in progress (if any). A record
+// that it still replaces is replaced only where the lock is still held,
+// and the release deletes it with the lock. Call it before the release.
 func (kp *keeper) stop() {
 	kp.cancel()
 	<-kp.done
@@ -93,31 +97,43 @@ func (kp *keeper) loop() {
 		renewal, pid := kp.renewal, kp.pid
 		kp.renewal = false
 		kp.mu.Unlock()
-		held, missing := kp.write(pid)
-		if renewal && kp.ctx.Err() == nil {
-			kp.report(held, missing)
+		if pid > 0 && pid != kp.written {
+			kp.written = pid
+			kp.recordPID(pid)
+		}
+		if renewal {
+			held, missing := kp.count()
+			if kp.ctx.Err() == nil {
+				kp.report(held, missing)
+			}
 		}
 	}
 }
 
-// write writes the record on every master and returns how many hold the
-// lock, and why each other one does not.
-func (kp *keeper) write(pid int) (held int, missing []string) {
-	keys := []string{kp.k.name}
-	if kp.k.derivable {
-		keys = append(keys, kp.k.holder)
-	}
-	args := append([]any{kp.token}, kp.fields...)
-	if pid > 0 {
-		args = append(args, fieldCommandPID, strconv.Itoa(pid))
-	}
+// recordPID adds COMMAND's pid to the holder record, and the time the lock
+// was granted (the acquire wrote when run began to wait for it). The
+// record is information: when this fails (the lock is being lost, a
+// master is slow), the record keeps what the acquire wrote.
+func (kp *keeper) recordPID(pid int) {
+	md := kp.lk.Metadata()
+	md[fieldCommandPID] = strconv.Itoa(pid)
+	md[fieldStarted] = kp.acquired.UTC().Format(time.RFC3339)
+	ctx, cancel := context.WithTimeout(kp.ctx, kp.timeout)
+	defer cancel()
+	_ = kp.lk.SetMetadata(ctx, md)
+}
+
+// count reads the lock key on every master and returns how many hold the
+// lock with its token, and why each other one does not.
+func (kp *keeper) count() (held int, missing []string) {
+	token := kp.lk.Token()
 	why := make([]string, len(kp.ms))
 	kp.ms.each(kp.ctx, kp.timeout, func(ctx context.Context, i int, n *pool.Node) {
-		reply, err := eval(ctx, n, holderSrc, keys, args...)
+		reply, err := n.Do(ctx, "GET", kp.k.name)
 		switch {
 		case err != nil:
 			why[i] = fmt.Sprintf("%s: %v", n.Addr(), err)
-		case reply != int64(1):
+		case reply == nil || string(asBytes(reply)) != token:
 			why[i] = n.Addr() + ": does not hold the lock"
 		}
 	})

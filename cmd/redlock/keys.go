@@ -14,7 +14,8 @@ import (
 // reentrant lock is the key itself; a read-write lock adds "{key}:w",
 // "{key}:r" and "{key}:wq"; a fair lock's queue "{key}:fair:*"; a
 // semaphore's permits "{key}:permit:<i>"; the fencing counter is
-// "{key}:fence"; redlock run's holder record "{key}:holder".
+// "{key}:fence"; the holder record of a lock taken WithMetadata (redlock
+// run's, an election's) "{key}:holder".
 type lockKeys struct {
 	key    string // as the user named it
 	prefix string // --prefix
@@ -46,7 +47,7 @@ const (
 	roleExpiry  = "expiry"  // its waiters by expiry
 	roleTicket  = "ticket"  // its ticket counter
 	roleFence   = "fence"   // the fencing counter
-	roleHolder  = "holder"  // redlock run's holder record
+	roleHolder  = "holder"  // a holder record (redlock.WithMetadata)
 	rolePermit  = "permit"  // a semaphore permit's token
 )
 

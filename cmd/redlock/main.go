@@ -25,8 +25,9 @@ const (
 	exitUnavailable = 69
 	// exitSoftware: an unexpected failure inside redlock (EX_SOFTWARE).
 	exitSoftware = 70
-	// exitLost: the lock was lost while the command ran; the command was
-	// stopped (EX_TEMPFAIL: the job may be run again).
+	// exitLost: the lock was lost while the command ran, and the command
+	// was stopped (EX_TEMPFAIL: the job may be run again); or elect's
+	// leadership was lost.
 	exitLost = 75
 	// exitCannotExec and exitNotFound: the command could not be started,
 	// as in a shell.
@@ -74,6 +75,7 @@ Commands:
   doctor   check each master against the safety conditions Redlock needs
   inspect  show who holds a key on each master
   unlock   release a holder's lock, or force a key free
+  elect    campaign for leadership of an election, or watch its leaders
   version  print redlock's version and its module's
 
 Masters come from --nodes or, when it is absent, REDLOCK_NODES: a comma-
@@ -103,11 +105,13 @@ func cli(args []string, e env) int {
 		return cmdInspect(args[1:], e)
 	case "unlock":
 		return cmdUnlock(args[1:], e)
+	case "elect":
+		return cmdElect(args[1:], e)
 	case "version", "--version":
 		return cmdVersion(args[1:], e)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(e.stdout, mainUsage)
 		return exitOK
 	}
-	return e.failf(exitUsage, "unknown command %q (want run, doctor, inspect, unlock or version; see redlock -h)", args[0])
+	return e.failf(exitUsage, "unknown command %q (want run, doctor, inspect, unlock, elect or version; see redlock -h)", args[0])
 }

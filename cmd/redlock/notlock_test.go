@@ -58,8 +58,12 @@ func TestNotALock(t *testing.T) {
 		{"URL as a waiting writer", "doc:2", [][]any{{"SET", "{doc:2}:wq", url, "PX", 60000}}, "{doc:2}:wq", "", "not a lock token"},
 		{"UUIDs as readers", "doc:3", [][]any{{"ZADD", "{doc:3}:r", 1 << 50, uuid}, {"PEXPIRE", "{doc:3}:r", 60000}}, "{doc:3}:r", uuid, "not a lock's"},
 		{"UUID hold ids", "acct:3", [][]any{{"HSET", "acct:3", "owner", "bob", "h:" + uuid, "1"}, {"PEXPIRE", "acct:3", 60000}}, "acct:3", "bob", "fields other than"},
-		{"holder record and more", "acct:4", [][]any{{"HSET", "{acct:4}:holder", "token", tokenLike, "host", "h", "pid", "1", "email", "b@x"}, {"PEXPIRE", "{acct:4}:holder", 60000}},
-			"{acct:4}:holder", tokenLike, "fields other than a holder record's"},
+		// A holder record carries any fields a library user attached
+		// (redlock.WithMetadata), up to redlock.MaxMetadataLen bytes.
+		{"holder record too big", "acct:4", [][]any{{"HSET", "{acct:4}:holder", "token", tokenLike, "host", "h", "blob", strings.Repeat("x", redlock.MaxMetadataLen)}, {"PEXPIRE", "{acct:4}:holder", 60000}},
+			"{acct:4}:holder", tokenLike, "too big for a holder record"},
+		{"holder record without a token", "acct:5", [][]any{{"HSET", "{acct:5}:holder", "token", uuid, "host", "h"}, {"PEXPIRE", "{acct:5}:holder", 60000}},
+			"{acct:5}:holder", uuid, "not a holder record"},
 		{"the restart guard's record, by name", "app:{quorumlock}:guard", [][]any{{"SET", "app:{quorumlock}:guard", tokenLike, "PX", 60000}},
 			"app:{quorumlock}:guard", tokenLike, "the restart guard's record"},
 		{"a fencing counter, by name", "{f:1}:fence", [][]any{{"SET", "{f:1}:fence", "1764385696000000", "PX", 60000}}, "{f:1}:fence", "", "a fencing counter"},

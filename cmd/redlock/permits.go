@@ -19,18 +19,14 @@ const (
 	scanLimit = 100 * scanCount
 )
 
-// noPermits, as permitList's K, looks at no permit: for run's own plain
-// lock.
-const noPermits = -1
-
 // permitList returns the semaphore permits to look at on master n: 0 to
-// K-1 when K (--permits) is positive, none when it is noPermits, else
-// those a SCAN of the master's keyspace finds (MATCH on the key's slot
-// prefix), in order; but none, and a note saying why, when the master has
-// more than scanLimit keys. Each call has its own timeout.
+// K-1 when K (--permits) is positive, else those a SCAN of the master's
+// keyspace finds (MATCH on the key's slot prefix), in order; but none,
+// and a note saying why, when the master has more than scanLimit keys.
+// Each call has its own timeout.
 func permitList(ctx context.Context, n *pool.Node, k lockKeys, K int, timeout time.Duration) (permits []int, note string, err error) {
 	switch {
-	case K == noPermits || (K == 0 && !k.derivable):
+	case K == 0 && !k.derivable:
 		return nil, "", nil
 	case K > 0:
 		out := make([]int, K)

@@ -52,10 +52,11 @@ restart guard for up to the longest TTL); 70 when the guardian died (the job
 was killed); 126/127 when COMMAND cannot be run.
 SIGINT, SIGTERM, SIGHUP and SIGQUIT to redlock are forwarded to COMMAND's
 process group.
-While it holds the lock, redlock keeps a record of who holds it beside the
-lock key (host, pid, start time, COMMAND, --note), which redlock inspect
-prints, and warns on stderr when after a renewal fewer masters than all hold
-the lock (one or two more failed masters would lose it).
+The lock keeps a record of who holds it beside the lock key (host, pid,
+start time, COMMAND and its pid, --note: redlock.WithMetadata), which
+redlock inspect prints. After each renewal redlock warns on stderr when
+fewer masters than all hold the lock (one or two more failed masters would
+lose it).
 
 Example (cron: one run at a time across all hosts, skip when busy):
   */5 * * * * REDLOCK_NODES=r1:6379,r2:6379,r3:6379 redlock run -n -E 0 report -- /opt/report.sh
@@ -166,11 +167,12 @@ func cmdRun(args []string, e env) int {
 		res.Outcome, res.ExitCode = "error", exitUsage
 		return finishRun(e, c, res, "run: "+err.Error())
 	}
-	lk, sig, err := acquire(locker, key, f, waitSet, sigs)
+	lk, sig, err := acquire(locker, key, f, waitSet, sigs, recordFields(command, f.note))
+	acquired := time.Now()
 	switch {
 	case sig != nil:
 		if lk != nil {
-			unlock(c, ms, k, locker, lk, time.Duration(f.ttl))
+			unlock(c, locker, lk, time.Duration(f.ttl))
 		}
 		res.Outcome, res.ExitCode = "interrupted", 128+int(sig.(syscall.Signal))
 		return finishRun(e, c, res, fmt.Sprintf("run: %v while waiting for %q", sig, key))
@@ -188,67 +190,51 @@ func cmdRun(args []string, e env) int {
 		return finishRun(e, c, res, "")
 	}
 	res.Acquired, res.Token, res.Fence = true, lk.Token(), lk.Fence()
-	kp := startKeeper(e, ms, locker.Quorum(), keeperTimeout(c), k, lk.Token(), recordFields(command, f.note))
-	return supervise(e, c, ms, k, kp, locker, lk, command, f, sigs, renewed, res)
+	kp := startKeeper(e, ms, locker.Quorum(), keeperTimeout(c), k, lk, acquired)
+	return supervise(e, c, kp, locker, lk, command, f, sigs, renewed, res)
 }
 
 // maxNote is the longest --note.
 const maxNote = 1024
 
-// recordFields are the holder record's fields that do not change while
-// the lock is held (holder.go).
-func recordFields(command []string, note string) []any {
+// recordFields are the holder record's fields (holder.go) that run
+// acquires the lock with (redlock.WithMetadata); the keeper adds COMMAND's
+// pid once it started, and the time the lock was granted.
+func recordFields(command []string, note string) map[string]string {
 	host, _ := os.Hostname()
-	fields := []any{fieldHost, host, fieldPID, strconv.Itoa(os.Getpid()),
-		fieldStarted, time.Now().UTC().Format(time.RFC3339), fieldCommand, filepath.Base(command[0])}
+	md := map[string]string{fieldHost: host, fieldPID: strconv.Itoa(os.Getpid()),
+		fieldStarted: time.Now().UTC().Format(time.RFC3339), fieldCommand: filepath.Base(command[0])}
 	if note != "" {
-		fields = append(fields, fieldNote, note)
+		md[fieldNote] = note
 	}
-	return fields
+	return md
 }
 
-// keeperTimeout bounds each call of the holder record's keeper and of the
-// final release to one master: the node timeout, at least a second, since
-// neither is in a hurry.
+// keeperTimeout bounds each call of run's keeper (keeper.go) to one
+// master and elect's resignation, and (twice it) the wait for releases in
+// flight at exit: the node timeout, at least a second, since none is in a
+// hurry.
 func keeperTimeout(c *common) time.Duration { return max(time.Duration(c.nodeTimeout), time.Second) }
 
-// acquire takes the lock as the flags say. A signal from sigs cancels the
-// wait; it is returned (and the lock, if it was taken meanwhile, for the
-// caller to release).
-func acquire(locker *redlock.Locker, key string, f runFlags, waitSet bool, sigs <-chan os.Signal) (*redlock.Lock, os.Signal, error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if waitSet && !f.nonblock {
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(f.wait))
-		defer cancel()
-	}
-	got := make(chan os.Signal, 1)
-	stop := make(chan struct{})
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		select {
-		case s := <-sigs:
-			got <- s
-			cancel()
-		case <-stop:
-		}
-	}()
+// acquire takes the lock as the flags say, with a holder record of md. A
+// signal from sigs cancels the wait; it is returned (and the lock, if it
+// was taken meanwhile, for the caller to release).
+func acquire(locker *redlock.Locker, key string, f runFlags, waitSet bool, sigs <-chan os.Signal, md map[string]string) (*redlock.Lock, os.Signal, error) {
 	var lk *redlock.Lock
-	var err error
-	if f.nonblock {
-		lk, err = locker.TryLock(ctx, key, time.Duration(f.ttl))
-	} else {
-		lk, err = locker.Lock(ctx, key, time.Duration(f.ttl))
-	}
-	close(stop)
-	<-watched
-	select {
-	case s := <-got:
-		return lk, s, err
-	default:
-		return lk, nil, err
-	}
+	sig, err := untilSignal(sigs, func(ctx context.Context) (err error) {
+		if waitSet && !f.nonblock {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, time.Duration(f.wait))
+			defer cancel()
+		}
+		if f.nonblock {
+			lk, err = locker.TryLock(ctx, key, time.Duration(f.ttl), redlock.WithMetadata(md))
+		} else {
+			lk, err = locker.Lock(ctx, key, time.Duration(f.ttl), redlock.WithMetadata(md))
+		}
+		return err
+	})
+	return lk, sig, err
 }
 
 // finishRun prints msg (if any) or, with --json, the result, and returns
@@ -267,7 +253,7 @@ func finishRun(e env, c *common, res runResult, msg string) int {
 
 // supervise runs the command under lk and returns redlock's exit status.
 // It releases the lock only once no process of the command's job is left.
-func supervise(e env, c *common, ms masters, k lockKeys, kp *keeper, locker *redlock.Locker, lk *redlock.Lock, command []string, f runFlags, sigs <-chan os.Signal, renewed renewals, res runResult) int {
+func supervise(e env, c *common, kp *keeper, locker *redlock.Locker, lk *redlock.Lock, command []string, f runFlags, sigs <-chan os.Signal, renewed renewals, res runResult) int {
 	key := lk.Key()
 	extra := []string{"REDLOCK_KEY=" + key, "REDLOCK_TOKEN=" + lk.Token()}
 	if f.fence {
@@ -276,7 +262,7 @@ func supervise(e env, c *common, ms masters, k lockKeys, kp *keeper, locker *red
 	j, err := startJob(e, command, extra, f, lk.Until())
 	if err != nil {
 		kp.stop()
-		unlock(c, ms, k, locker, lk, time.Duration(f.ttl))
+		unlock(c, locker, lk, time.Duration(f.ttl))
 		res.Outcome, res.ExitCode = "error", exitSoftware
 		return finishRun(e, c, res, fmt.Sprintf("run: starting the command's guardian: %v", err))
 	}
@@ -308,7 +294,7 @@ func supervise(e env, c *common, ms masters, k lockKeys, kp *keeper, locker *red
 	gerr := j.end()
 	lockErr := lk.Err() // nil: held until the whole job ended
 	kp.stop()
-	unlock(c, ms, k, locker, lk, time.Duration(f.ttl))
+	unlock(c, locker, lk, time.Duration(f.ttl))
 	res.CommandStatus = j.status
 	switch {
 	case j.failed != nil:
@@ -340,7 +326,7 @@ func supervise(e env, c *common, ms masters, k lockKeys, kp *keeper, locker *red
 
 // renewals tells supervise of every renewal of the lock, so that the
 // guardian learns each new Until, and of each one that succeeded, after
-// which the holder record's keeper counts the masters that hold the lock.
+// which the keeper counts the masters that hold the lock.
 type renewals struct {
 	redlock.NopObserver
 	c  chan struct{} // every renewal: Until moved
@@ -367,17 +353,14 @@ func notify(c chan<- struct{}) {
 	}
 }
 
-// unlock releases lk, whose keys are k, on every master before redlock
-// exits. Unlock may return at a quorum, its deletes on the other masters
-// still in flight: Close waits for them (and for any release sent again
-// after a failure), bounded by closeWait, so that a slow master does not
-// keep the key until its TTL. Then a last round, waiting for every master,
-// deletes the holder record with the lock's token (and the lock key, were
-// it still there: the same token, so it removes nothing else).
-func unlock(c *common, ms masters, k lockKeys, locker *redlock.Locker, lk *redlock.Lock, ttl time.Duration) {
+// unlock releases lk, and its holder record with it, on every master
+// before redlock exits. Unlock may return at a quorum, its deletes on the
+// other masters still in flight: Close waits for them (and for any
+// release sent again after a failure), bounded by closeWait, so that a
+// slow master does not keep the key until its TTL.
+func unlock(c *common, locker *redlock.Locker, lk *redlock.Lock, ttl time.Duration) {
 	lk.Unlock(context.Background())
 	closeLocker(locker, closeWait(c, ttl))
-	release(context.Background(), ms, keeperTimeout(c), k, lk.Token(), noPermits)
 }
 
 // closeWait bounds run's wait for the library's releases in flight when

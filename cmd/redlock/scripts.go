@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/quorumlock/quorumlock/pool"
+	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/redlock/layout"
 )
 
@@ -20,8 +21,6 @@ var (
 	forceBody string
 	//go:embed unlock.lua
 	unlockBody string
-	//go:embed holder.lua
-	holderSrc string
 
 	stateSrc  = reservedSrc + shapeSrc + stateBody
 	forceSrc  = reservedSrc + shapeSrc + forceBody
@@ -31,9 +30,11 @@ var (
 // reservedSrc names, for shape.lua, the keys that are the library's own
 // memory on a master and never a lock, by the end of their names (the key
 // prefix goes in front): the restart guard's record and the durable
-// confirmations' probe, as redlock/layout names them.
-var reservedSrc = fmt.Sprintf("local RESERVED = {[%q] = %q, [%q] = %q}\n",
-	layout.Registry(""), "the restart guard's record", layout.Probe(""), "the durable confirmations' probe")
+// confirmations' probe, as redlock/layout names them; and the most bytes
+// of fields a holder record carries (redlock.MaxMetadataLen).
+var reservedSrc = fmt.Sprintf("local RESERVED = {[%q] = %q, [%q] = %q}\nlocal MAX_METADATA = %d\n",
+	layout.Registry(""), "the restart guard's record", layout.Probe(""), "the durable confirmations' probe",
+	redlock.MaxMetadataLen)
 
 // eval runs the script src on n with EVAL, its full text each time: redlock
 // computes no SHA-1 digest (EVALSHA's), which GODEBUG=fips140=only forbids.

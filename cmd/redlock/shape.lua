@@ -4,8 +4,8 @@
 -- state.lua, force.lua and unlock.lua (one EVAL each).
 --
 -- shape(role, key) returns nil when key has the shape that the lock kinds
--- of package redlock (or redlock run's holder record) write in that role,
--- else a phrase saying why not. Call it on an existing key only. The
+-- of package redlock (and their holder records) write in that role, else
+-- a phrase saying why not. Call it on an existing key only. The
 -- roles (redlock/layout names the keys):
 --   'key'      the lock key: a string holding a token (a plain, fenced,
 --              fair or multi-key lock), or a reentrant lock's hash (the
@@ -19,9 +19,10 @@
 --   'ticket', 'fence'
 --              a counter (a decimal integer); a fencing counter of an
 --              older version may lack a TTL
---   'holder'   redlock run's record: a hash of its fields (token, host,
---              pid, command, command_pid, started, note) and no other,
---              whose token is a token
+--   'holder'   a holder record (redlock.WithMetadata; redlock run's and
+--              an election's are such): a hash whose field 'token' is a
+--              token, with the caller's fields, at most MAX_METADATA
+--              bytes of them
 -- Every other key has a TTL. A token is what the library writes: a
 -- crypto/rand.Text() string, exactly 26 characters of the base32
 -- alphabet A-Z and 2-7 (lock tokens, hold ids, writer and waiter ids are
@@ -84,17 +85,23 @@ local function tokenZset(key)
   end
 end
 
-local HOLDER_FIELDS = {token = true, host = true, pid = true, command = true,
-  command_pid = true, started = true, note = true}
-
+-- holderHash checks a holder record (redlock.WithMetadata): the field
+-- 'token' holding a token, and the caller's fields, at most MAX_METADATA
+-- bytes of names and values together (scripts.go puts the library's bound,
+-- redlock.MaxMetadataLen, in front of this file).
 local function holderHash(key)
-  if redis.call('HLEN', key) > 7 or not tokenlike(redis.call('HGET', key, 'token')) then
-    return 'a hash that is not a holder record'
+  if redis.call('HLEN', key) > MAX_METADATA + 1 or not tokenlike(redis.call('HGET', key, 'token')) then
+    return 'a hash that is not a holder record (no token field of the library\'s format)'
   end
-  for _, f in ipairs(redis.call('HKEYS', key)) do
-    if not HOLDER_FIELDS[f] then
-      return 'a hash with fields other than a holder record\'s'
+  local size = 0
+  local kv = redis.call('HGETALL', key)
+  for i = 1, #kv, 2 do
+    if kv[i] ~= 'token' then
+      size = size + #kv[i] + #kv[i + 1]
     end
+  end
+  if size > MAX_METADATA then
+    return 'a hash too big for a holder record (more than ' .. MAX_METADATA .. ' bytes of fields)'
   end
 end
 

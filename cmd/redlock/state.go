@@ -34,7 +34,8 @@ type keyState struct {
 	// PermitsNotScanned says why no permits were looked for (a master
 	// too large to SCAN without --permits).
 	PermitsNotScanned string `json:"permits_not_scanned,omitempty"`
-	// Holder is redlock run's record of who holds the lock.
+	// Holder is the lock's holder record (redlock.WithMetadata): who holds
+	// it.
 	Holder *holderRecord `json:"holder,omitempty"`
 	// NotLock are the keys under the lock's names that hold something no
 	// lock writes (an application's data: no TTL, another shape); none of

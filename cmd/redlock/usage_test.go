@@ -36,7 +36,9 @@ func TestBadInputGivesOneLine(t *testing.T) {
 		{"unlock too many permits", c.nodes, []string{"unlock", "a", "--force", "--permits", "1025"}, 64},
 		{"unlock two keys", c.nodes, []string{"unlock", "a", "b", "--force"}, 64},
 		{"note too long", c.nodes, []string{"run", "--note", strings.Repeat("x", 1025), "k", "--", "true"}, 64},
+		{"elect ttl too short", c.nodes, []string{"elect", "--ttl", "10ms", "k", "v"}, 64},
 		{"no quorum", dead, []string{"run", "k", "--", "true"}, 69},
+		{"no quorum elect", dead, []string{"elect", "k", "v"}, 69},
 		{"no quorum inspect", dead, []string{"inspect", "k"}, 69},
 		{"command not found", c.nodes, []string{"run", "k", "--", "/nonexistent/cmd"}, 127},
 	} {
@@ -56,7 +58,7 @@ func TestBadInputGivesOneLine(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, sub := range []string{"run", "doctor", "inspect", "unlock", "version"} {
+	for _, sub := range []string{"run", "doctor", "inspect", "unlock", "elect", "version"} {
 		for _, h := range []string{"-h", "--help"} {
 			r := redlockRun(t, "", sub, h)
 			if r.code != 0 || !strings.HasPrefix(r.stdout, "usage: redlock "+sub) || !strings.Contains(r.stdout, "Example") {
