@@ -35,7 +35,10 @@
 //
 // Durability measures apart what durable grants cost (quorumlock with and
 // without redlock.Durability{Local: true} on masters with appendfsync
-// always and everysec; PrintDurability writes its table).
+// always and everysec; PrintDurability writes its table), and Election
+// what a leader election costs (redlock.Election at each N: a leader
+// change, Resign to the next Campaign returning, and an observer's
+// notification of a new term or value; PrintElection writes its table).
 //
 // Run returns a Report, which writes itself as text tables with
 // quorumlock's ratios against every other row (WriteTable), as JSON

@@ -23,5 +23,10 @@
 //	-latency-rounds n  turns per implementation in the latency scenario
 //	-latency, -throughput, -contention, -degraded, -hang durations
 //	-from file.json  render a report saved with -json instead of running
+//	-durability      measure only what durable grants cost (-server names the masters' binary)
+//	-election        measure only leader election (redlock.Election): leader
+//	                 change and observer notification, p50 and p99, for each
+//	                 -nodes; -changes per N (default 300), -rounds (default 10),
+//	                 -short, -json; about 25 seconds
 //	-q               no progress log
 package main

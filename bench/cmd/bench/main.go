@@ -40,6 +40,8 @@ func run() error {
 		hang    = flag.Duration("hang", 0, "how long past its duration a turn may run before it counts as hung (0: default)")
 		from    = flag.String("from", "", "render a report saved with -json instead of running")
 		durable = flag.Bool("durability", false, "measure only what durable grants cost: quorumlock with and without Durability{Local: true} on masters with appendfsync always and everysec (-server needs WAITAOF); -latency, -throughput and -rounds set its turns")
+		elect   = flag.Bool("election", false, "measure only leader election (redlock.Election): leader change and observer notification latency for each -nodes; -rounds sets its rounds")
+		changes = flag.Int("changes", 0, "-election: leader changes per N (0: default 300)")
 		server  = flag.String("server", "", "server binary of -durability's masters (default $QUORUMLOCK_SERVER, else redis-server)")
 	)
 	flag.Parse()
@@ -89,6 +91,30 @@ func run() error {
 	// Interrupting stops the run between turns; Run stops its servers.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *elect {
+		eo := bench.ElectionOptions{}
+		if *short {
+			eo = bench.ShortElectionOptions()
+		}
+		eo.Nodes, eo.Log = opts.Nodes, opts.Log
+		if *changes > 0 {
+			eo.Changes = *changes
+		}
+		if *rounds > 0 {
+			eo.Rounds = *rounds
+		}
+		r, err := bench.Election(ctx, eo)
+		if r == nil {
+			return err
+		}
+		if *asJSON {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			return errors.Join(enc.Encode(r), err)
+		}
+		bench.PrintElection(os.Stdout, r)
+		return err
+	}
 	if *durable {
 		rows, err := bench.Durability(ctx, bench.DurabilityOptions{Server: *server, Latency: opts.Latency,
 			Throughput: opts.Throughput, Rounds: opts.Rounds, Log: opts.Log})
