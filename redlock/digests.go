@@ -27,7 +27,7 @@ var scriptDigests = map[string]string{
 	"read_extend":       "bfa828557a73a6d6d7f779d946b77ee7bbf0cc94",
 	"read_release":      "8de7d86c689ad8a5b9a60141dd6bd186cb920e4b",
 	"record_write":      "75786fc0c37b18ac4c13c2a355eb15669c72846e",
-	"reentrant_acquire": "4b818ef3aab69d799f7166ca8fcd6eac98163e3d",
+	"reentrant_acquire": "342d869ac6426d1733d06d316611fdb7f5c2df07",
 	"reentrant_check":   "d2a498ad42c2566bb45ff94a354567f6a5f5c9a6",
 	"reentrant_extend":  "08c5f449c0923c45b01ed1ad0fae7077d0d82856",
 	"reentrant_release": "770e53b5def146defb17c815e7209a505c1bff6d",

@@ -223,3 +223,31 @@ func TestFenceIncreasesAcrossRestartsWithoutPersistence(t *testing.T) {
 		}
 	}
 }
+
+// A nested hold's token is no lower than its owner's first hold's also
+// where the masters lost the first hold's write-back (a failover to a
+// replica that had not received it, a restart): each counter is seeded
+// from its master's clock, as an acquisition's is, not read as it is.
+func TestNestedFenceAfterLostWriteBack(t *testing.T) {
+	_, nodes := cluster(t, 3)
+	l := newLocker(t, asNodes(nodes), redlock.Config{Fencing: true})
+	r := l.Reentrant("lost-wb", "owner")
+	outer, err := r.TryLock(t.Context(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outer.Unlock(t.Context())
+	for _, n := range nodes { // every master back at an older counter
+		if _, err := n.Do(t.Context(), "SET", "{lost-wb}:fence", 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inner, err := r.TryLock(t.Context(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inner.Unlock(t.Context())
+	if inner.Fence() < outer.Fence() {
+		t.Fatalf("nested hold's fence %d below the outer's %d after the write-back was lost", inner.Fence(), outer.Fence())
+	}
+}

@@ -20,10 +20,12 @@ import (
 // id), which leaves the owner's new holds alone.
 //
 // With Config.Fencing every hold carries a fencing token (Lock.Fence): an
-// owner's nested holds get a token no lower than its first hold's (equal,
-// unless faults or other owners' failed attempts moved the counters), and
-// the next owner's token is strictly greater than every token of this one.
-// Pass the newest hold's token to the resource.
+// owner's nested holds get a token no lower than its first hold's (each
+// master's counter is seeded from its clock, as an acquisition's is, so
+// that a counter that lost the first hold's write-back in a restart or a
+// failover comes back above it; the nested token is then usually greater),
+// and the next owner's token is strictly greater than every token of this
+// one. Pass the newest hold's token to the resource.
 //
 // The owner is whatever identifies "the same holder" in your program: a
 // request id, a job id. Holds are kept per master: a master that missed

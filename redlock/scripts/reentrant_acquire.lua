@@ -6,7 +6,10 @@
 -- 'owner' field is no reentrant lock of ours: refused.
 -- KEYS[3], when given, is the fencing counter (same hash tag): the owner's
 -- first hold on this master raises it (as fence_acquire.lua does), a nested
--- hold reads it, and the reply is the counter instead of the hold count.
+-- hold reads it, seeded from the master's clock (max(counter, clock in
+-- microseconds): a counter that lost the first hold's write-back, in a
+-- restart or a failover, comes back above it), and the reply is the
+-- counter instead of the hold count.
 -- ARGV[1] hold id; ARGV[2] TTL in milliseconds; ARGV[3] owner; ARGV[4],
 -- with KEYS[3], the counter's lifetime in ms.
 -- Returns the owner's hold count here (or the counter), or 0 if refused.
@@ -30,10 +33,11 @@ if #KEYS < 3 then
   return n
 end
 local f = tonumber(redis.call('GET', KEYS[3]) or '0')
-if holder and f >= 1 then
-  return f
-end
 local t = redis.call('TIME')
-f = math.max(f + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+if holder and f >= 1 then
+  return math.max(f, now)
+end
+f = math.max(f + 1, now)
 redis.call('SET', KEYS[3], f, 'PX', ARGV[4])
 return f
