@@ -138,6 +138,13 @@ func Extra() []mutation.Defect {
 				Replace: "1)"}},
 		},
 		{
+			Name:        "nested-fence-unseeded",
+			Description: "a reentrant owner's nested hold takes the masters' counters as they are, not seeded from their clocks: after a failover to a replica that missed the first hold's write-back, the nested token comes out below the first hold's",
+			Edits: []mutation.Edit{{File: "redlock/scripts/reentrant_acquire.lua",
+				Anchor:  "  return math.max(f, now)\n",
+				Replace: "  return f\n"}},
+		},
+		{
 			Name:        "release-retry-first-ttl",
 			Description: "Unlock retries a failed release, and its tombstone lives, for the TTL the lock was acquired with, not the longest an Extend sent: after an Extend to a longer TTL, a release lost in a partition stops being sent while the key lives on",
 			Edits: []mutation.Edit{{File: "redlock/lock.go",

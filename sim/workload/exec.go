@@ -7,6 +7,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/chaos/checker"
 	"github.com/quorumlock/quorumlock/redlock/layout"
+	"github.com/quorumlock/quorumlock/sim/master"
 	"github.com/quorumlock/quorumlock/sim/world"
 )
 
@@ -32,6 +33,10 @@ type execState struct {
 	// landed: the ids whose state appeared after it (reported once).
 	tombed []map[string]time.Time
 	landed map[string]bool
+	// before: the live ids in each key of the command about to run
+	// (beforeExec), for removed-by-another; removed: the ids reported.
+	before  map[string]map[string]bool
+	removed map[string]bool
 }
 
 func (x *execState) init(r *Run) {
@@ -44,6 +49,127 @@ func (x *execState) init(r *Run) {
 		x.tombed[i] = map[string]time.Time{}
 	}
 	x.landed = map[string]bool{}
+	x.removed = map[string]bool{}
+}
+
+// ownID is the identity of the acquisition (or waiter) whose command e
+// is: the one its tombstone names; "" for a command without one.
+func ownID(e world.Exec) string {
+	for _, k := range e.Keys {
+		if _, id, ok := strings.Cut(k, layout.TombInfix); ok {
+			return id
+		}
+	}
+	return ""
+}
+
+// liveIDs returns the ids that live state under key k names on master m
+// at now: a string's value, a hash's fields and values (but a hold's
+// "1"), a sorted set's members that are live (a reader whose expiry, its
+// score, has not passed; a fair waiter whose registration has not
+// expired).
+func (x *execState) liveIDs(m *master.Master, now time.Time, k string) map[string]bool {
+	ids := map[string]bool{}
+	nowMs := m.Clock.Ms(now)
+	for _, it := range m.Dump(now, k) {
+		if it.Key != k {
+			continue
+		}
+		switch {
+		case it.Type == "zset" && strings.HasSuffix(k, ":r"):
+			for _, z := range it.Zset {
+				if int64(z.Score) > nowMs {
+					ids[z.Member] = true
+				}
+			}
+			continue
+		case it.Type == "zset" && (strings.HasSuffix(k, ":fair:queue") || strings.HasSuffix(k, ":fair:expiry")):
+			expiry := strings.TrimSuffix(strings.TrimSuffix(k, ":fair:queue"), ":fair:expiry") + ":fair:expiry"
+			for _, z := range it.Zset {
+				if exp, ok := m.ZScore(now, expiry, z.Member); ok && int64(exp) > nowMs {
+					ids[z.Member] = true
+				}
+			}
+			continue
+		}
+		for _, p := range describe(it) {
+			for _, id := range partIDs(p) {
+				if id != "1" {
+					ids[id] = true
+				}
+			}
+		}
+	}
+	return ids
+}
+
+// anyOf reports whether ids holds one of mine.
+func anyOf(ids, mine map[string]bool) bool {
+	for id := range ids {
+		if mine[id] {
+			return true
+		}
+	}
+	return false
+}
+
+// perMember reports whether the members of key k are each their own
+// acquisition's (a read-write lock's readers, a fair queue), not one
+// owner's.
+func perMember(k string) bool {
+	return strings.HasSuffix(k, ":r") || strings.HasSuffix(k, ":fair:queue") || strings.HasSuffix(k, ":fair:expiry")
+}
+
+// beforeExec notes the live ids in each key of the command about to run,
+// for removed-by-another.
+func (x *execState) beforeExec(e world.Exec) {
+	x.before = nil
+	if e.Src == "" || ownID(e) == "" {
+		return
+	}
+	m := x.r.W.Master(e.Master)
+	x.before = map[string]map[string]bool{}
+	for _, k := range e.Keys {
+		if layout.IsTomb(k) || strings.HasSuffix(k, ":fence") || strings.HasSuffix(k, ":fair:ticket") {
+			continue
+		}
+		x.before[k] = x.liveIDs(m, e.At, k)
+	}
+}
+
+// removedByAnother checks removed-by-another for the command e, which
+// ran: every id live in one of its keys before it, and gone after, is one
+// of its own (its tombstone's, or one its arguments name), or one whose
+// key held live state of its own before (but for keys whose members are
+// each their own acquisition's: readers, a fair queue).
+func (x *execState) removedByAnother(e world.Exec) {
+	own := ownID(e)
+	if x.before == nil || own == "" {
+		return
+	}
+	// The command's own identities: its tombstone's, and whatever its
+	// arguments name (a writer's waiting id, the same across its
+	// attempts; a reentrant owner).
+	mine := map[string]bool{own: true}
+	for _, a := range e.Args {
+		mine[a] = true
+	}
+	m := x.r.W.Master(e.Master)
+	for k, before := range x.before {
+		if len(before) == 0 || !perMember(k) && anyOf(before, mine) {
+			continue
+		}
+		after := x.liveIDs(m, e.At, k)
+		for id := range before {
+			if mine[id] || after[id] || x.removed[id] {
+				continue
+			}
+			x.removed[id] = true
+			x.r.violate(checker.Violation{Invariant: RemovedByAnother, Key: x.logical(k), Client: e.Client, At: x.r.H.Offset(e.At),
+				Detail: fmt.Sprintf("master %d: a command of %s removed %s's live state from %s, where %s had none", e.Master, own, id, k, own)})
+		}
+	}
+	x.before = nil
 }
 
 // wrote reports whether the command e left state naming id on its master
@@ -124,6 +250,7 @@ func (x *execState) logical(rkey string) string {
 }
 
 func (x *execState) onExec(e world.Exec) {
+	x.removedByAnother(e)
 	// Every acquisition (and fair waiter) names its tombstone in the
 	// call's keys: note whether the first of its commands a master ran
 	// came late.

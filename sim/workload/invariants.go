@@ -27,4 +27,13 @@ const (
 	// tombstone refuses it for at least a minute (longer than any run),
 	// unless the master lost data since.
 	LandedAfterRelease checker.Invariant = "landed-after-release"
+	// RemovedByAnother: a command of one acquisition (or waiter) never
+	// removes live state that names another (its key, hold, reader,
+	// waiting mark, queue entry) from a key the acquisition itself has
+	// no live state in: only its owner's commands remove it, or its
+	// expiry. Expired state may be cleaned up by anyone; an owner's
+	// command (one whose identity has live state in the same key) may
+	// remove what goes with it (a reentrant hash's owner with its last
+	// hold).
+	RemovedByAnother checker.Invariant = "removed-by-another"
 )

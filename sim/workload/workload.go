@@ -108,6 +108,7 @@ func New(w *world.World, s *schedule.Schedule, h *checker.History) (*Run, error)
 		r.clients = append(r.clients, c)
 	}
 	w.OnExec = r.exec.onExec
+	w.BeforeExec = r.exec.beforeExec
 	w.OnSend = r.onSend
 	r.probeNew()
 	return r, nil

@@ -262,6 +262,9 @@ func (w *World) arrive(c *call) {
 	if l.connRun != s.m.RunID() {
 		info = s.identityLocked(now)
 	}
+	if w.BeforeExec != nil {
+		w.BeforeExec(Exec{At: now, Client: l.client, Master: l.master, Src: c.src, Keys: c.keys, Args: c.args, Late: c.completed})
+	}
 	var reply any
 	publish := func(channel, msg string) int64 { return w.publishLocked(s, channel, now) }
 	if c.src != "" {

@@ -96,7 +96,10 @@ type World struct {
 	// OnExec, if set, is told of every command a master ran, with the
 	// World's lock held (a check may read the masters; it must not call
 	// the World).
-	OnExec      func(Exec)
+	OnExec func(Exec)
+	// BeforeExec, if set, is told of every command a master is about to
+	// run (Reply unset), as OnExec is of it once it ran.
+	BeforeExec  func(Exec)
 	spans       []*Span // the fault log
 	freezeSpans []*Span // the log's freezes, which Heal ends
 	// stats
