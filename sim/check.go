@@ -49,8 +49,11 @@ func judge(res *Result, s *schedule.Schedule, r *workload.Run, h *checker.Histor
 		from, to := loss.Add(-2*ttl[v.Lock]), loss.Add(ttl[v.Lock]/2)
 		return r.LossBetween(h.Base().Add(start[v.Lock]), loss) || len(r.W.Spans(v.Client, -1, from, to)) > 0
 	})
+	// Fair order is judged under faults too: a waiter's wait ends (for
+	// the checker) when its registration lapsed on a quorum (the
+	// workload's lapse). Starvation only without faults.
+	vs = append(vs, checker.OutOfOrder(events)...)
 	if len(s.Faults) == 0 {
-		vs = append(vs, checker.OutOfOrder(events)...)
 		vs = append(vs, checker.Starvation(events, c.Intervals, r.IsFair, starvationBound(s))...)
 	}
 	vs = append(vs, r.Extra()...)

@@ -37,6 +37,17 @@ type execState struct {
 	// (beforeExec), for removed-by-another; removed: the ids reported.
 	before  map[string]map[string]bool
 	removed map[string]bool
+	// waiting[queue][id]: the fair waiters registered on a quorum whose
+	// registration has not yet lapsed (lapse).
+	waiting map[string]map[string]fairWaiter
+}
+
+// fairWaiter is a fair waiter registered on a quorum: its client, call
+// and keys.
+type fairWaiter struct {
+	client       int
+	call         time.Time
+	lock, expiry string
 }
 
 func (x *execState) init(r *Run) {
@@ -50,6 +61,7 @@ func (x *execState) init(r *Run) {
 	}
 	x.landed = map[string]bool{}
 	x.removed = map[string]bool{}
+	x.waiting = map[string]map[string]fairWaiter{}
 }
 
 // ownID is the identity of the acquisition (or waiter) whose command e
@@ -123,6 +135,11 @@ func perMember(k string) bool {
 // beforeExec notes the live ids in each key of the command about to run,
 // for removed-by-another.
 func (x *execState) beforeExec(e world.Exec) {
+	for _, k := range e.Keys {
+		if strings.HasSuffix(k, ":fair:queue") {
+			x.lapse(e.At, k)
+		}
+	}
 	x.before = nil
 	if e.Src == "" || ownID(e) == "" {
 		return
@@ -326,5 +343,37 @@ func (x *execState) fair(e world.Exec) {
 	c.mu.Unlock()
 	if ok {
 		x.r.H.Register(e.Client, x.logical(lockKey), call, e.At)
+		if x.waiting[queue] == nil {
+			x.waiting[queue] = map[string]fairWaiter{}
+		}
+		x.waiting[queue][id] = fairWaiter{client: e.Client, call: call, lock: lockKey, expiry: expiry}
+	}
+}
+
+// lapse ends, before a command on the fair queue runs at now, the wait
+// of every registered waiter there whose registration is no longer live
+// on a quorum of the masters (it expired: its client was cut off or
+// paused; a master lost it): from then on a later waiter may be served
+// first, and fair-order judges the waiter only up to here (recorded as
+// the end of its call). So fair order is judged under faults too.
+func (x *execState) lapse(now time.Time, queue string) {
+	for id, w := range x.waiting[queue] {
+		n := 0
+		for i := range x.r.S.Masters {
+			m := x.r.W.Master(i)
+			if !m.Up() {
+				continue
+			}
+			if _, ok := m.ZScore(now, queue, id); !ok {
+				continue
+			}
+			if exp, ok := m.ZScore(now, w.expiry, id); ok && int64(exp) > m.Clock.Ms(now) {
+				n++
+			}
+		}
+		if n < x.r.quorum {
+			x.r.H.Crash(w.client, x.logical(w.lock), w.call, now)
+			delete(x.waiting[queue], id)
+		}
 	}
 }
