@@ -150,22 +150,38 @@ func (ks *Keyspace) Dump(prefix string, now int64) []Item {
 		if !strings.HasPrefix(k, prefix) || (e.expireAt != 0 && now > e.expireAt) {
 			continue
 		}
-		it := Item{Key: k, ExpireAt: e.expireAt}
-		switch e.kind {
-		case kString:
-			it.Type, it.Str = "string", e.str
-		case kHash:
-			it.Type, it.Hash = "hash", maps.Clone(e.hash)
-		case kZset:
-			it.Type = "zset"
-			for _, z := range e.zset {
-				it.Zset = append(it.Zset, ZMember{Member: z.member, Score: z.score})
-			}
-		}
-		out = append(out, it)
+		out = append(out, e.item(k))
 	}
 	slices.SortFunc(out, func(a, b Item) int { return strings.Compare(a.Key, b.Key) })
 	return out
+}
+
+// Item returns key's entry as Dump would list it, and whether it exists
+// (and has not expired) at now: one key, without a pass over the
+// keyspace.
+func (ks *Keyspace) Item(key string, now int64) (Item, bool) {
+	e, ok := ks.m[key]
+	if !ok || (e.expireAt != 0 && now > e.expireAt) {
+		return Item{}, false
+	}
+	return e.item(key), true
+}
+
+// item is e, named k, as an Item.
+func (e *entry) item(k string) Item {
+	it := Item{Key: k, ExpireAt: e.expireAt}
+	switch e.kind {
+	case kString:
+		it.Type, it.Str = "string", e.str
+	case kHash:
+		it.Type, it.Hash = "hash", maps.Clone(e.hash)
+	case kZset:
+		it.Type = "zset"
+		for _, z := range e.zset {
+			it.Zset = append(it.Zset, ZMember{Member: z.member, Score: z.score})
+		}
+	}
+	return it
 }
 
 // zsetFind returns the index of member in z, or -1.

@@ -250,6 +250,11 @@ func (m *Master) Dump(now time.Time, prefix string) []Item {
 	return m.ks.Dump(prefix, m.Clock.Ms(now))
 }
 
+// Item returns key at now, as Dump lists it, and whether it exists.
+func (m *Master) Item(now time.Time, key string) (Item, bool) {
+	return m.ks.Item(key, m.Clock.Ms(now))
+}
+
 // Keyspace returns the master's data (for direct reads by the checks).
 func (m *Master) Keyspace() *Keyspace { return m.ks }
 

@@ -82,28 +82,26 @@ func ownID(e world.Exec) string {
 // expired).
 func (x *execState) liveIDs(m *master.Master, now time.Time, k string) map[string]bool {
 	ids := map[string]bool{}
+	it, ok := m.Item(now, k)
+	if !ok {
+		return ids
+	}
 	nowMs := m.Clock.Ms(now)
-	for _, it := range m.Dump(now, k) {
-		if it.Key != k {
-			continue
-		}
-		switch {
-		case it.Type == "zset" && strings.HasSuffix(k, ":r"):
-			for _, z := range it.Zset {
-				if int64(z.Score) > nowMs {
-					ids[z.Member] = true
-				}
+	switch {
+	case it.Type == "zset" && strings.HasSuffix(k, ":r"):
+		for _, z := range it.Zset {
+			if int64(z.Score) > nowMs {
+				ids[z.Member] = true
 			}
-			continue
-		case it.Type == "zset" && (strings.HasSuffix(k, ":fair:queue") || strings.HasSuffix(k, ":fair:expiry")):
-			expiry := strings.TrimSuffix(strings.TrimSuffix(k, ":fair:queue"), ":fair:expiry") + ":fair:expiry"
-			for _, z := range it.Zset {
-				if exp, ok := m.ZScore(now, expiry, z.Member); ok && int64(exp) > nowMs {
-					ids[z.Member] = true
-				}
-			}
-			continue
 		}
+	case it.Type == "zset" && (strings.HasSuffix(k, ":fair:queue") || strings.HasSuffix(k, ":fair:expiry")):
+		expiry := strings.TrimSuffix(strings.TrimSuffix(k, ":fair:queue"), ":fair:expiry") + ":fair:expiry"
+		for _, z := range it.Zset {
+			if exp, ok := m.ZScore(now, expiry, z.Member); ok && int64(exp) > nowMs {
+				ids[z.Member] = true
+			}
+		}
+	default:
 		for _, p := range describe(it) {
 			for _, id := range partIDs(p) {
 				if id != "1" {
@@ -197,15 +195,14 @@ func (x *execState) wrote(e world.Exec, id string) bool {
 		if layout.IsTomb(k) {
 			continue
 		}
-		for _, it := range m.Dump(e.At, k) {
-			if it.Key != k {
-				continue
-			}
-			for _, p := range describe(it) {
-				for _, pid := range partIDs(p) {
-					if pid == id {
-						return true
-					}
+		it, ok := m.Item(e.At, k)
+		if !ok {
+			continue
+		}
+		for _, p := range describe(it) {
+			for _, pid := range partIDs(p) {
+				if pid == id {
+					return true
 				}
 			}
 		}
@@ -298,16 +295,12 @@ func (x *execState) coexist(e world.Exec, writer, readers string) {
 		return
 	}
 	nowMs := m.Clock.Ms(now)
-	for _, it := range m.Dump(now, readers) {
-		if it.Key != readers {
-			continue
-		}
-		for _, z := range it.Zset {
-			if int64(z.Score) > nowMs {
-				x.r.H.Coexist(e.Client, x.logical(writer), now,
-					fmt.Sprintf("master %d holds writer %s beside live reader %s (expires at %d, now %d)", e.Master, writer, z.Member, int64(z.Score), nowMs))
-				return
-			}
+	it, _ := m.Item(now, readers)
+	for _, z := range it.Zset {
+		if int64(z.Score) > nowMs {
+			x.r.H.Coexist(e.Client, x.logical(writer), now,
+				fmt.Sprintf("master %d holds writer %s beside live reader %s (expires at %d, now %d)", e.Master, writer, z.Member, int64(z.Score), nowMs))
+			return
 		}
 	}
 }
