@@ -34,6 +34,7 @@ type Election struct {
 	mu     sync.Mutex
 	lk     *Lock // while it leads, or until Resign after a loss
 	value  string
+	rev    int64           // the last Proclaim's revision in this term
 	ctx    context.Context // ends when this term's leadership does
 	cancel context.CancelFunc
 }
@@ -45,6 +46,10 @@ type Leader struct {
 	// Term is the leader's term: its lock's fencing token, greater than
 	// every earlier leader's.
 	Term int64
+	// Rev is the value's revision within the term: 0 for the value the
+	// leader campaigned with, then 1, 2, ... for its Proclaims, in the
+	// order they were called.
+	Rev int64
 	// TTL is how long from the read a quorum of the masters is sure to
 	// keep the leader (Holder.TTL); renewals keep moving it.
 	TTL time.Duration
@@ -54,13 +59,14 @@ type Leader struct {
 const (
 	leaderValue = "value"
 	leaderTerm  = "term"
+	leaderRev   = "rev"
 )
 
-// leaderRecord is the holder record of a leader with value in term, or an
-// error matching ErrInvalid when value is too long for one (MaxMetadataLen
-// less the record's other fields).
-func leaderRecord(value string, term int64) (map[string]string, error) {
-	md := map[string]string{leaderValue: value, leaderTerm: strconv.FormatInt(term, 10)}
+// leaderRecord is the holder record of a leader with value in term, at
+// revision rev, or an error matching ErrInvalid when value is too long for
+// one (MaxMetadataLen less the record's other fields).
+func leaderRecord(value string, term, rev int64) (map[string]string, error) {
+	md := map[string]string{leaderValue: value, leaderTerm: strconv.FormatInt(term, 10), leaderRev: strconv.FormatInt(rev, 10)}
 	if err := checkMetadata(md); err != nil {
 		return nil, fmt.Errorf("redlock: leader value of %d bytes: %w", len(value), err)
 	}
@@ -99,11 +105,12 @@ func (e *Election) Name() string { return e.name }
 // ends); ctx's end after Campaign returned does not end it. Campaigning
 // while leading is refused with ErrInvalid: Proclaim changes the value.
 func (e *Election) Campaign(ctx context.Context, value string) error {
-	md, err := leaderRecord(value, math.MaxInt64) // the longest term it may get
+	md, err := leaderRecord(value, math.MaxInt64, math.MaxInt64) // the longest it may get
 	if err != nil {
 		return err
 	}
 	delete(md, leaderTerm) // announced once the lock is granted
+	delete(md, leaderRev)
 	e.mu.Lock()
 	leading := e.lk != nil && e.lk.Err() == nil
 	e.mu.Unlock()
@@ -114,6 +121,7 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 	if err != nil {
 		return err
 	}
+	md[leaderRev] = "0"
 	md[leaderTerm] = strconv.FormatInt(lk.Fence(), 10)
 	if err := lk.SetMetadata(ctx, md); err != nil {
 		_ = lk.Unlock(context.WithoutCancel(ctx))
@@ -124,7 +132,7 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 	if e.cancel != nil { // a lost leadership's, not yet resigned
 		e.cancel()
 	}
-	e.lk, e.value, e.ctx, e.cancel = lk, value, lctx, cancel
+	e.lk, e.value, e.rev, e.ctx, e.cancel = lk, value, 0, lctx, cancel
 	e.mu.Unlock()
 	return nil
 }
@@ -136,12 +144,16 @@ func (e *Election) Campaign(ctx context.Context, value string) error {
 func (e *Election) Proclaim(ctx context.Context, value string) error {
 	lk := e.leading()
 	if lk == nil {
-		if _, err := leaderRecord(value, 0); err != nil {
+		if _, err := leaderRecord(value, 0, 0); err != nil {
 			return err
 		}
 		return fmt.Errorf("redlock: proclaim %q: %w", e.name, ErrNotLeader)
 	}
-	md, err := leaderRecord(value, lk.Fence())
+	e.mu.Lock()
+	e.rev++
+	rev := e.rev
+	e.mu.Unlock()
+	md, err := leaderRecord(value, lk.Fence(), rev)
 	if err != nil {
 		return err
 	}
@@ -149,7 +161,7 @@ func (e *Election) Proclaim(ctx context.Context, value string) error {
 		return err
 	}
 	e.mu.Lock()
-	if e.lk == lk {
+	if e.lk == lk && e.rev == rev {
 		e.value = value
 	}
 	e.mu.Unlock()
@@ -185,10 +197,14 @@ func (e *Election) leading() *Lock {
 	return e.lk
 }
 
-// Term returns this candidate's term while it leads, 0 otherwise (also
-// once its leadership was lost: read it while leading to report it).
+// Term returns the term of this candidate's last leadership, from its
+// Campaign's return until Resign (also once the leadership was lost:
+// Context tells whether it still leads), and 0 before and after.
 func (e *Election) Term() int64 {
-	if lk := e.leading(); lk != nil {
+	e.mu.Lock()
+	lk := e.lk
+	e.mu.Unlock()
+	if lk != nil {
 		return lk.Fence()
 	}
 	return 0
@@ -213,14 +229,28 @@ func (e *Election) Context() context.Context {
 // there is none (no candidate holds the lock, or the new one has not yet
 // announced its term), the error matches ErrNotHeld; when too few masters
 // answered, ErrUnavailable.
+//
+// The masters that hold the leader's lock may keep different revisions of
+// its value (a Proclaim that reached some of them, or is on its way):
+// Leader returns the latest revision any of them keeps.
 func (e *Election) Leader(ctx context.Context) (Leader, error) {
-	h, err := e.l.Holder(ctx, e.name)
+	_, hv, ttl, err := e.l.readHolder(ctx, e.name)
 	if err != nil {
 		return Leader{}, err
 	}
-	term, err := strconv.ParseInt(h.Metadata[leaderTerm], 10, 64)
-	if err != nil || term <= 0 {
+	var best Leader
+	for _, rec := range hv.fields {
+		term, err1 := strconv.ParseInt(rec[leaderTerm], 10, 64)
+		rev, err2 := strconv.ParseInt(rec[leaderRev], 10, 64)
+		if err1 != nil || err2 != nil || term <= 0 {
+			continue
+		}
+		if best.Term == 0 || rev > best.Rev {
+			best = Leader{Value: rec[leaderValue], Term: term, Rev: rev, TTL: ttl}
+		}
+	}
+	if best.Term == 0 {
 		return Leader{}, fmt.Errorf("redlock: leader of %q: its term is not announced yet: %w", e.name, ErrNotHeld)
 	}
-	return Leader{Value: h.Metadata[leaderValue], Term: term, TTL: h.TTL}, nil
+	return best, nil
 }

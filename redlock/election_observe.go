@@ -6,8 +6,10 @@ import (
 )
 
 // Observe delivers the election's leaders as they change, in term order:
-// every new term, and a new value proclaimed in the same term, each once;
-// never an older term after a newer one. It reads the leader from a
+// every new term, and a new value proclaimed in the same term (a higher
+// Rev), each once; never an older term, or an older revision, after a
+// newer one. Create the observing Election with the candidates' ttl: its
+// reads are paced by it. It reads the leader from a
 // quorum (Leader) at once, whenever a master announces a release or a
 // proclaim (over pub/sub, through every Node that can subscribe), and at
 // least every quarter of the election's ttl (at most a second, at least
@@ -16,8 +18,10 @@ import (
 // term falls between two reads is not seen, and a read that fails (too
 // few masters answered) or finds no leader delivers nothing. A new leader
 // or value may be delivered before the Campaign or Proclaim that made it
-// has returned to its caller. The channel is unbuffered; it closes when
-// ctx ends.
+// has returned to its caller. The channel is unbuffered, and no read is
+// made while a delivery waits for its receiver: a slow receiver sees the
+// leader as it is when it receives again, not every change meanwhile. It
+// closes when ctx ends.
 func (e *Election) Observe(ctx context.Context) <-chan Leader {
 	ch := make(chan Leader)
 	go e.observe(ctx, ch)
@@ -47,7 +51,7 @@ func (e *Election) observe(ctx context.Context, ch chan<- Leader) {
 		if len(unsubs) == 0 { // subscribed before the read: a change after it wakes us
 			unsubs = e.l.subscribe(ctx, wake, ReleaseChannel(rkey), ChangeChannel(rkey))
 		}
-		if ldr, err := e.Leader(ctx); err == nil && (ldr.Term > last.Term || ldr.Term == last.Term && ldr.Value != last.Value) {
+		if ldr, err := e.Leader(ctx); err == nil && (ldr.Term > last.Term || ldr.Term == last.Term && ldr.Rev > last.Rev) {
 			select {
 			case ch <- ldr:
 				last = ldr

@@ -37,21 +37,31 @@ type Holder struct {
 // another kind (reentrant, read-write, fair, semaphore) reads as not held.
 // A bad key gives an error matching ErrInvalid, and nothing is sent.
 func (l *Locker) Holder(ctx context.Context, key string) (*Holder, error) {
-	if err := l.checkMade(); err != nil {
+	token, hv, ttl, err := l.readHolder(ctx, key)
+	if err != nil {
 		return nil, err
+	}
+	return &Holder{Token: token, Metadata: hv.record(), TTL: ttl, Masters: hv.n}, nil
+}
+
+// readHolder is Holder's read: the token that a quorum holds key with,
+// their records, and how long the quorum is sure to keep it.
+func (l *Locker) readHolder(ctx context.Context, key string) (string, *holderVotes, time.Duration, error) {
+	if err := l.checkMade(); err != nil {
+		return "", nil, 0, err
 	}
 	if ctx == nil {
-		return nil, invalid("nil context")
+		return "", nil, 0, invalid("nil context")
 	}
 	if err := l.checkKey(key); err != nil {
-		return nil, err
+		return "", nil, 0, err
 	}
 	rkey := l.prefix + key
 	if err := checkDerivable(rkey); err != nil {
-		return nil, err
+		return "", nil, 0, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, l.quorumError(opHolder, key, nil, err)
+		return "", nil, 0, l.quorumError(opHolder, key, nil, err)
 	}
 	c := l.newHolderRead(rkey)
 	start := l.clock.Now()
@@ -87,12 +97,12 @@ func (l *Locker) Holder(ctx context.Context, key string) (*Holder, error) {
 		if valid <= 0 {
 			break
 		}
-		return &Holder{Token: token, Metadata: hv.record(), TTL: valid, Masters: hv.n}, nil
+		return token, hv, valid, nil
 	}
 	if answered < l.quorum {
-		return nil, l.quorumError(opHolder, key, res, nil)
+		return "", nil, 0, l.quorumError(opHolder, key, res, nil)
 	}
-	return nil, fmt.Errorf("redlock: holder of %q: %d of %d masters answered, and no token holds a quorum of %d: %w", key, answered, len(l.masters), l.quorum, ErrNotHeld)
+	return "", nil, 0, fmt.Errorf("redlock: holder of %q: %d of %d masters answered, and no token holds a quorum of %d: %w", key, answered, len(l.masters), l.quorum, ErrNotHeld)
 }
 
 // newHolderRead is the holder read of the lock named rkey on the masters:
