@@ -16,7 +16,10 @@
 // lost while their renewal gets through, and lock contexts that end by
 // Until. OutOfOrder checks a fair lock's order of service, and Starvation
 // that a fair lock does not lie free while a waiter waits; a scenario
-// calls them for its fair keys.
+// calls them for its fair keys. CheckElection judges a leader election's
+// history (election.go): one leader per term, terms that increase, fenced
+// actions, quorum reads, observers in order that skip no leader, and
+// leaders replaced in time.
 //
 // A Resource is the protected resource: it accepts a write only when the
 // writer's fencing token is at least the highest token it has seen, and

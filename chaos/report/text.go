@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -176,10 +177,22 @@ func others(r scenario.Result) int {
 	return n
 }
 
-// byInvariant lists r's violations per invariant, in report order.
+// byInvariant lists r's violations per invariant, in report order, then
+// those of the invariants the scenario checked itself (the election's),
+// in name order.
 func byInvariant(r scenario.Result) string {
 	var parts []string
 	for _, inv := range checker.Invariants {
+		parts = append(parts, fmt.Sprintf("%s %d", inv, r.Violations[inv]))
+	}
+	var extra []checker.Invariant
+	for inv := range r.Violations {
+		if !slices.Contains(checker.Invariants, inv) {
+			extra = append(extra, inv)
+		}
+	}
+	slices.Sort(extra)
+	for _, inv := range extra {
 		parts = append(parts, fmt.Sprintf("%s %d", inv, r.Violations[inv]))
 	}
 	return strings.Join(parts, ", ")

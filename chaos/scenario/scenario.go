@@ -222,6 +222,10 @@ type Run struct {
 	// closed is set when the runner finishes: from then on the body's
 	// checks and notes are dropped, and it can start no cluster.
 	closed bool
+	// extra are the violations of invariants that checker.Check does not
+	// verify (the election's, checker.CheckElection), for the report.
+	extra     []checker.Violation
+	extraInvs []checker.Invariant
 }
 
 // Run runs the scenario and returns what it found. It never panics on a
@@ -319,6 +323,15 @@ func (r *Run) finish(err error) {
 		n := e.Counts()
 		res.Violations = c.ByInvariant()
 		res.Violation = c.Violations[:min(len(c.Violations), maxOverlapDetail)]
+		for _, inv := range r.extraInvs {
+			res.Violations[inv] += 0 // an entry, as Check's invariants have
+		}
+		for _, v := range r.extra {
+			res.Violations[v.Invariant]++
+			if len(res.Violation) < maxOverlapDetail {
+				res.Violation = append(res.Violation, v)
+			}
+		}
 		res.Checker = "safe"
 		if !c.Holds() {
 			res.Checker = fmt.Sprintf("%d overlaps, %d other violations", len(c.Overlaps), len(c.Violations))
@@ -511,6 +524,20 @@ func (r *Run) Check(name string, ok bool, format string, args ...any) {
 // addCheck records an assertion; r.mu is held, or the body is done.
 func (r *Run) addCheck(name string, ok bool, format string, args ...any) {
 	r.res.Checks = append(r.res.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+}
+
+// Violations records violations of invariants that checker.Check does
+// not verify (every invariant of invs gets an entry, 0 included), for the
+// report: Result.Violations counts them beside Check's. The scenario
+// checks them itself (Check).
+func (r *Run) Violations(invs []checker.Invariant, vs []checker.Violation) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	r.extraInvs = append(r.extraInvs, invs...)
+	r.extra = append(r.extra, vs...)
 }
 
 // Logf records a note in the result (nothing once the run finished).

@@ -94,6 +94,7 @@ func init() {
 		safeKind(t, r)
 		expect(t, r.Acquisitions >= 3, "acquisitions (jobs started) = %d", r.Acquisitions)
 	}
+	want["election"] = safeKind // its own checks name each property of the election
 	for _, name := range []string{"safe-plain", "safe-reentrant", "safe-rw", "safe-renew", "safe-extend", "safe-semaphore", "safe-multi", "safe-fair", "safe-mixed"} {
 		want[name] = safeKind
 	}

@@ -17,7 +17,7 @@ import (
 
 // All returns every scenario, in the order the suite runs them.
 func All() []Scenario {
-	return slices.Concat(classic(), safeScenarios(), commandScenarios(), protections(), matrix(), absenceScenarios(), lifecycleScenarios())
+	return slices.Concat(classic(), safeScenarios(), commandScenarios(), protections(), matrix(), absenceScenarios(), lifecycleScenarios(), electionScenarios())
 }
 
 // classic are the first nine scenarios, on fenced locks.

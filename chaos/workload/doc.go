@@ -14,6 +14,11 @@
 // MixTransports). EndAtRandom gives a call a context that ends at a random
 // point of it; Run gives each cycle of a client one now and then.
 //
+// Election (election.go) runs a leader election (redlock.Election) over
+// the clients instead: each a candidate and an observer, under a random
+// fault schedule (Election.Run), then in a quiet phase of handovers
+// (Election.Failover); its ElectionHistory goes to checker.CheckElection.
+//
 // Fencing tokens: the clients lock with redlock.Config.Fencing and give the
 // resource lk.Fence() (see Env.fence). Only the fenced resource uses tokens;
 // overlaps are found from the lock intervals alone.
