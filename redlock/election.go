@@ -55,6 +55,11 @@ type Leader struct {
 	TTL time.Duration
 }
 
+// MaxLeaderValueLen is the longest value a candidate may campaign with or
+// proclaim: its holder record keeps it beside its term and revision (19
+// digits each at most) in MaxMetadataLen bytes.
+const MaxLeaderValueLen = MaxMetadataLen - len(leaderValue) - len(leaderTerm) - len(leaderRev) - 2*19
+
 // The holder record's fields of an election's lock.
 const (
 	leaderValue = "value"

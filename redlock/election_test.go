@@ -149,8 +149,8 @@ func TestElectionValueTooLong(t *testing.T) {
 	sp := spies(nodes)
 	l := newLocker(t, asNodes(sp), redlock.Config{})
 	e, _ := redlock.NewElection(l, "long", time.Second)
-	// Fits WithMetadata alone, not with the term beside it.
-	value := string(make([]byte, redlock.MaxMetadataLen-len("value")-5))
+	// Fits WithMetadata alone, not with the term and revision beside it.
+	value := string(make([]byte, redlock.MaxLeaderValueLen+1))
 	if err := e.Campaign(t.Context(), value); !errors.Is(err, redlock.ErrInvalid) {
 		t.Fatalf("Campaign with a value that leaves no room for the term: %v, want ErrInvalid", err)
 	}
@@ -158,5 +158,15 @@ func TestElectionValueTooLong(t *testing.T) {
 		if n := s.calls.Load(); n != 0 {
 			t.Fatalf("%s got %d calls for a value too long", s.Addr(), n)
 		}
+	}
+	longest := string(make([]byte, redlock.MaxLeaderValueLen))
+	if err := e.Campaign(t.Context(), longest); err != nil {
+		t.Fatalf("Campaign with a value of MaxLeaderValueLen: %v", err)
+	}
+	if err := e.Proclaim(t.Context(), longest); err != nil {
+		t.Fatalf("Proclaim with a value of MaxLeaderValueLen: %v", err)
+	}
+	if err := e.Resign(t.Context()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -61,9 +61,8 @@ Example (one scheduler among the hosts; the others wait to take over):
 // a listener.
 var electSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
 
-// maxValue is the longest VALUE: the holder record keeps it with its field
-// names and a term of up to 19 digits, in redlock.MaxMetadataLen bytes.
-const maxValue = redlock.MaxMetadataLen - len("value") - len("term") - 19
+// maxValue is the longest VALUE (redlock.MaxLeaderValueLen).
+const maxValue = redlock.MaxLeaderValueLen
 
 // leaderLine is a leader as elect prints it (with --json, one line each).
 type leaderLine struct {
@@ -127,10 +126,7 @@ func cmdElect(args []string, e env) int {
 		return code
 	}
 	defer ms.Close()
-	nodes := make([]redlock.Node, len(ms))
-	for i, n := range ms {
-		nodes[i] = n
-	}
+	nodes := ms.nodes()
 	locker, err := redlock.New(nodes, redlock.Config{
 		NodeTimeout: time.Duration(c.nodeTimeout),
 		KeyPrefix:   kf.resolve(fs, e),

@@ -90,7 +90,7 @@ func TestElectPrintsItsTerm(t *testing.T) {
 		rep.Holders[0].Record.Metadata["term"] != strconv.FormatInt(got.Term, 10) {
 		t.Fatalf("inspect: %+v", rep)
 	}
-	if text := redlockRun(t, c.nodes, "inspect", "sched").stdout; !strings.Contains(text, "metadata: term="+strconv.FormatInt(got.Term, 10)+", value=host-a") {
+	if text := redlockRun(t, c.nodes, "inspect", "sched").stdout; !strings.Contains(text, "metadata: rev=0, term="+strconv.FormatInt(got.Term, 10)+", value=host-a") {
 		t.Errorf("inspect's text:\n%s", text)
 	}
 	a.signal(t, os.Interrupt)
