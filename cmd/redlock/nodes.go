@@ -15,6 +15,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/quorumlock/quorumlock/pool"
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // errNoNodes is the error of a command given no masters at all.
@@ -116,6 +117,15 @@ func redact(u *url.URL) string { return u.Redacted() }
 
 // masters are the connected masters of one invocation.
 type masters []*pool.Node
+
+// nodes returns ms as redlock.Nodes, for redlock.New.
+func (ms masters) nodes() []redlock.Node {
+	nodes := make([]redlock.Node, len(ms))
+	for i, n := range ms {
+		nodes[i] = n
+	}
+	return nodes
+}
 
 // connect makes a pool.Node per config; it does not dial yet.
 func connect(cfgs []pool.Config) masters {

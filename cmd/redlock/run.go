@@ -140,10 +140,7 @@ func cmdRun(args []string, e env) int {
 		return code
 	}
 	defer ms.Close()
-	nodes := make([]redlock.Node, len(ms))
-	for i, n := range ms {
-		nodes[i] = n
-	}
+	nodes := ms.nodes()
 	renewed := newRenewals()
 	locker, err := redlock.New(nodes, redlock.Config{
 		AutoRenew:   true,

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // closeRounds is how many times testClose runs a process's last steps.
@@ -27,14 +25,7 @@ func (s *suite) testClose(t *testing.T) {
 	k := key(t)
 	for round := range closeRounds {
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
-			nodes := make([]redlock.Node, len(s.masters))
-			for i := range nodes {
-				nodes[i] = s.node(t, i)
-			}
-			l, err := redlock.New(nodes, s.config(redlock.Config{NodeTimeout: 500 * time.Millisecond}))
-			if err != nil {
-				t.Fatal(err)
-			}
+			l := s.newLocker(t)()
 			lk, err := l.TryLock(ctx(t), k, time.Minute)
 			if err != nil {
 				t.Fatalf("TryLock: %v", err)
