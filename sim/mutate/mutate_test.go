@@ -18,6 +18,8 @@ func TestInScope(t *testing.T) {
 		{[]string{"redlock/extend.go", "quorum/quorum.go"}, true},
 		{[]string{"pool/call.go", "redlock/retry.go"}, false},
 		{[]string{"cmd/redlock/guardian.go"}, false},
+		{[]string{"redlock/election_observe.go"}, false},
+		{[]string{"redlock/holder.go"}, false},
 		{nil, false},
 	} {
 		var d mutation.Defect

@@ -35,6 +35,10 @@ type Options struct {
 	// resume seeded its counter from the master's clock; see the
 	// README's findings). The command sets it by default.
 	FencedResume bool
+	// Persist, when not "", gives every master this persistence
+	// ("none", "everysec" or "always") instead of a drawn one (drawn all
+	// the same, so that the seed's other draws stay as they were).
+	Persist string
 	// NoWarmup (split theme): the clients do not first record the
 	// schedule's longest TTL on the masters they reach, so that a client
 	// may never learn another's longer TTL (see the README's findings).
@@ -132,6 +136,9 @@ func (g *gen) config() {
 			m.Persist = "always"
 		default:
 			m.Persist = "none"
+		}
+		if g.o.Persist != "" {
+			m.Persist = g.o.Persist
 		}
 		// Clocks disagree by less than a restart takes, and run within
 		// the drift allowance (1%).

@@ -109,6 +109,9 @@ func (c config) scheduleArgs() []string {
 	if c.noWarmup {
 		args = append(args, "--no-warmup")
 	}
+	if c.persist != "" {
+		args = append(args, "--persist", c.persist)
+	}
 	if c.tight {
 		args = append(args, "--tight-renewals")
 	}

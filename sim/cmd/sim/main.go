@@ -53,6 +53,7 @@ type config struct {
 	defectTime time.Duration
 	theme      string
 	noWarmup   bool
+	persist    string
 	tight      bool
 	fencedRes  bool
 	strict     bool
@@ -85,6 +86,7 @@ func main() {
 	fs.BoolVar(&c.jsonOut, "json", false, "write the summary as JSON")
 	fs.BoolVar(&c.skipBase, "skip-baseline", false, "with --defect: skip the run without a defect")
 	fs.StringVar(&c.theme, "theme", "", "plain (faults anywhere) or split (each client reaches a quorum of its own; the shared masters fail); default: drawn")
+	fs.StringVar(&c.persist, "persist", "", "every master's persistence: none, everysec or always (default: drawn per master)")
 	fs.BoolVar(&c.noWarmup, "no-warmup", false, "split theme: no warm-up lock records the longest TTL first (the guard's gap, see the README)")
 	fs.BoolVar(&c.strict, "strict-leftovers", true, "the final leftover check excuses no master to which a release failed (the release retries' window, see the README); =false excuses them")
 	fs.BoolVar(&c.fencedRes, "fenced-resume", true, "hand-overs may be of fenced locks (the resumed token, see the README); =false keeps to plain ones")
@@ -115,9 +117,12 @@ func main() {
 
 // options are the schedule options the flags ask for.
 func (c config) options() (schedule.Options, error) {
-	o := schedule.Options{Unsafe: c.unsafe, Masters: c.masters, Theme: c.theme, NoWarmup: c.noWarmup, TightRenewals: c.tight, FencedResume: c.fencedRes}
+	o := schedule.Options{Unsafe: c.unsafe, Masters: c.masters, Theme: c.theme, NoWarmup: c.noWarmup, TightRenewals: c.tight, FencedResume: c.fencedRes, Persist: c.persist}
 	if c.theme != "" && c.theme != "plain" && c.theme != "split" {
 		return o, fmt.Errorf("unknown theme %q (plain or split)", c.theme)
+	}
+	if c.persist != "" && c.persist != "none" && c.persist != "everysec" && c.persist != "always" {
+		return o, fmt.Errorf("unknown persistence %q (none, everysec or always)", c.persist)
 	}
 	for _, k := range split(c.kinds) {
 		if !valid(k, kindNames()) {
