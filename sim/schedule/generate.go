@@ -283,6 +283,7 @@ func (g *gen) ops() {
 	g.emax = g.tmax
 	if s.Theme == "split" && !g.o.NoWarmup {
 		s.Warmup = Duration(g.tmax)
+		g.long = max(g.long, g.tmax) // the warm-up locks are locks too
 		if !g.longExtends && g.chance(0.5) {
 			// Extends go past every acquire's TTL; the warm-up lock's
 			// Extend is what tells each client's guard the longest.
@@ -768,8 +769,10 @@ func (g *gen) contest(c, d int, take, ask time.Duration, ext []Extend) {
 	s.Keys[k]++
 	ttl := g.tmax
 	hold := ttl - 100*ms
+	g.long = max(g.long, ttl) // a delayed restart waits out the contest's lock too
 	for _, e := range ext {
 		hold = max(hold, e.After.D()+e.TTL.D()-100*ms)
+		g.long = max(g.long, e.TTL.D())
 	}
 	insert := func(c int, o Op) {
 		s.Ops[c] = append(s.Ops[c], o)
