@@ -63,3 +63,20 @@ func TestStarvation(t *testing.T) {
 		t.Fatalf("within the bound: %v", vs)
 	}
 }
+
+// A call invoked during the clients' setup may wait what is left of it on
+// top of the bound; one invoked after the setup may not.
+func TestStarvationAfterSetup(t *testing.T) {
+	fair := func(string) bool { return true }
+	events := []Event{
+		{Kind: Attempted, Key: "k", Client: 1, Call: 20 * ms, At: 800 * ms},   // free 780ms: bound 300 + setup 480
+		{Kind: Attempted, Key: "k", Client: 2, Call: 600 * ms, At: 1000 * ms}, // free 400ms, after the setup
+	}
+	vs := StarvationAfterSetup(events, nil, fair, 300*ms, 500*ms)
+	if len(vs) != 1 || vs[0].Client != 2 {
+		t.Fatalf("violations %v, want client 2's alone", vs)
+	}
+	if vs := Starvation(events, nil, fair, 300*ms); len(vs) != 2 {
+		t.Fatalf("without a setup: %v, want both", vs)
+	}
+}

@@ -142,7 +142,7 @@ func (sk safeKinds) run(ctx context.Context, r *Run) error {
 	}
 	if slices.Contains(sk.kinds, workload.Fair) {
 		bound := workload.FairStarvationBound(sk.ttl)
-		vs := checker.Starvation(e.History.Events(), c.Intervals, workload.IsFair, bound)
+		vs := checker.StarvationAfterSetup(e.History.Events(), c.Intervals, workload.IsFair, bound, workload.FairSetup)
 		firstStarved := ""
 		if len(vs) > 0 {
 			firstStarved = "; first: " + vs[0].String()

@@ -600,6 +600,10 @@ func (el *Election) Failover(ctx context.Context, down int) ([][2]time.Duration,
 				return nil, err
 			}
 			from = el.e.Now()
+			// The same leader, unchanged, while the observer reads it
+			// again: a Proclaim right after the heal could wake it to the
+			// new value first, and hide a redelivery of the old one.
+			time.Sleep(2*ObservePoll(ttl) + NodeTimeout)
 		}
 		if r == 1 || r == 3 {
 			if err := ld.proclaim(ctx); err != nil {

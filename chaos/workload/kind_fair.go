@@ -52,6 +52,15 @@ func FairStarvationBound(ttl time.Duration) time.Duration {
 	return ttl + FairRegistration + maxRetryCeiling + 3*NodeTimeout
 }
 
+// FairSetup is how long from the start of a run a client's first calls
+// may also be setting it up (checker.StarvationAfterSetup): connections
+// dialled, the restart guard's first read and write of every master's
+// record (a node timeout each, under the run's faults from the start),
+// the scripts' first load. A fair waiter called at the start under a
+// loaded -race run waited up to 330 ms over FairStarvationBound (2 of 8
+// runs of safe-fair two at a time), always in its first call.
+const FairSetup = 5 * NodeTimeout
+
 // IsFair reports whether the lock named name (a checker key) is a fair
 // lock of the workload or of its probes.
 func IsFair(name string) bool {
