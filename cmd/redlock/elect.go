@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"syscall"
 	"time"
 
@@ -115,11 +114,8 @@ func cmdElect(args []string, e env) int {
 		return e.usageError("elect", fmt.Errorf("VALUE longer than %d bytes", maxValue))
 	}
 
-	// Signals are caught from the start: one that arrives while waiting
-	// to lead ends the wait.
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, electSignals...)
-	defer signal.Stop(sigs)
+	sigs, stopCatching := catch(electSignals...) // a signal while waiting to lead ends the wait
+	defer stopCatching()
 
 	ms, code, ok := setup(context.Background(), "elect", c, e)
 	if !ok {

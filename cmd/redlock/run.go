@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -129,11 +128,8 @@ func cmdRun(args []string, e env) int {
 		f.nonblock = true
 	}
 
-	// Signals are caught from the start: one that arrives while waiting
-	// for the lock ends the wait, and the command never runs.
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwarded...)
-	defer signal.Stop(sigs)
+	sigs, stopCatching := catch(forwarded...) // a signal while waiting for the lock ends the wait: the command never runs
+	defer stopCatching()
 
 	ms, code, ok := setup(context.Background(), "run", c, e)
 	if !ok {

@@ -107,24 +107,12 @@ func run() error {
 		if r == nil {
 			return err
 		}
-		if *asJSON {
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "  ")
-			return errors.Join(enc.Encode(r), err)
-		}
-		bench.PrintElection(os.Stdout, r)
-		return err
+		return errors.Join(printOrJSON(*asJSON, r, func() { bench.PrintElection(os.Stdout, r) }), err)
 	}
 	if *durable {
 		rows, err := bench.Durability(ctx, bench.DurabilityOptions{Server: *server, Latency: opts.Latency,
 			Throughput: opts.Throughput, Rounds: opts.Rounds, Log: opts.Log})
-		if *asJSON {
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "  ")
-			return errors.Join(enc.Encode(rows), err)
-		}
-		bench.PrintDurability(os.Stdout, rows)
-		return err
+		return errors.Join(printOrJSON(*asJSON, rows, func() { bench.PrintDurability(os.Stdout, rows) }), err)
 	}
 	r, err := bench.Run(ctx, opts)
 	if r == nil {
@@ -153,6 +141,18 @@ func output(r *bench.Report, asJSON bool, svg string) error {
 		return r.WriteJSON(os.Stdout)
 	}
 	return r.WriteTable(os.Stdout)
+}
+
+// printOrJSON writes v to standard output as indented JSON when asJSON,
+// and otherwise prints it with print.
+func printOrJSON(asJSON bool, v any, print func()) error {
+	if !asJSON {
+		print()
+		return nil
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // load reads a report written with -json.
