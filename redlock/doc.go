@@ -95,8 +95,9 @@
 // read-write, fair, counting, multi-key and handed-over locks with the same
 // quorum, validity and release rules. Config.KeyPrefix keeps lock keys
 // apart from data keys. Options (Option) override the Config for one call.
-// WithMetadata keeps a holder record beside a lock (who holds it), read
-// back by Lock.Metadata and, from a quorum, Locker.Holder. NewElection
+// WithMetadata keeps a holder record beside a lock of any exclusive kind,
+// or a semaphore's permit (who holds it), read back by Lock.Metadata and,
+// from a quorum, Locker.Holder. NewElection
 // elects a leader over a fenced, renewed lock whose term is its fencing
 // token (Campaign, Proclaim, Resign, Leader, Observe).
 //

@@ -113,7 +113,7 @@ func (f *Fair) acquire(ctx context.Context, ttl time.Duration, retry bool, opts 
 	if err := l.checkCall(ctx, f.key, ttl); err != nil {
 		return nil, err
 	}
-	cc, err := l.kindConfig(opts, "a Fair lock")
+	cc, err := l.callConfig(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +136,9 @@ func (f *Fair) acquire(ctx context.Context, ttl time.Duration, retry bool, opts 
 		keys = append(keys, fenceKey(rkey))
 	}
 	v := fairWaiter(id, ticket, reg, keys, cc.fencing)
+	if cc.metadata != nil {
+		v = recordedKind(v, layout.Holder(rkey), cc.metadata)
+	}
 	if !retry {
 		return l.acquire(ctx, cc, v, f.key, ttl, false)
 	}

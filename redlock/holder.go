@@ -10,10 +10,11 @@ import (
 	"github.com/quorumlock/quorumlock/redlock/layout"
 )
 
-// Holder is who holds a lock of Lock, TryLock or Do, as a quorum of the
-// masters says (Locker.Holder).
+// Holder is who holds a lock, as a quorum of the masters says
+// (Locker.Holder).
 type Holder struct {
-	// Token is the holder's token (Lock.Token).
+	// Token is the holder's token (Lock.Token; a reentrant lock's
+	// owner).
 	Token string
 	// Metadata is the holder record's fields (WithMetadata,
 	// Lock.SetMetadata), as the most of the masters that hold the lock
@@ -33,8 +34,11 @@ type Holder struct {
 // When no token holds a quorum (the lock is free, expiring, or being
 // taken), the error matches ErrNotHeld; when too few masters answered to
 // tell, it is a *QuorumError (Op "holder") that matches ErrUnavailable.
-// It reads the plain and fenced locks of Lock, TryLock and Do: a key of
-// another kind (reentrant, read-write, fair, semaphore) reads as not held.
+// It reads the lock of every exclusive kind named key: a plain or fenced
+// lock of Lock, TryLock and Do, a Fair lock, a Reentrant lock (its owner),
+// an RWMutex's writer, and a LockMulti whose first key is key (the record
+// is the first key's). Read holds and a Semaphore's permits are shared:
+// their key reads as not held (inspect shows each permit's holder).
 // A bad key gives an error matching ErrInvalid, and nothing is sent.
 func (l *Locker) Holder(ctx context.Context, key string) (*Holder, error) {
 	token, hv, ttl, err := l.readHolder(ctx, key)
@@ -109,7 +113,8 @@ func (l *Locker) readHolder(ctx context.Context, key string) (string, *holderVot
 // a call whose every answer is a yes carrying a holderReply (or nil, for
 // a master that holds no lock there).
 func (l *Locker) newHolderRead(rkey string) *call {
-	c := l.newCall(opHolder, holderReadScript, rkey, []string{layout.Holder(rkey)})
+	w := layout.RWKeys(rkey).Writer
+	c := l.newCall(opHolder, holderReadScript, rkey, []string{layout.Holder(rkey), w})
 	c.vote = holderVote
 	return c
 }

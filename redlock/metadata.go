@@ -7,17 +7,20 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/quorumlock/quorumlock/redlock/internal/recorded"
 	"github.com/quorumlock/quorumlock/redlock/layout"
 )
 
-// Holder metadata: a lock taken by Lock, TryLock or Do WithMetadata keeps,
-// beside its key on every master that grants it, a holder record
-// (layout.Holder, the hash "{KEY}:holder" that redlock run and inspect
-// read): the lock's token and the caller's fields. It is written by the
-// acquire script itself, extended by every Extend and renewal with the
-// lock key, and deleted by its release, so that a record never outlives
-// its lock on a master and never names a lock that is not its token's.
-// Locker.Holder reads it back from a quorum.
+// Holder metadata: a lock taken WithMetadata keeps, beside its first key
+// on every master that grants it, a holder record (layout.Holder, the hash
+// "{KEY}:holder" that redlock run and inspect read): the holder's token
+// and the caller's fields. It is written by the acquire script itself,
+// extended by every Extend and renewal with the lock key, and deleted by
+// its release, so that a record never outlives its lock on a master and
+// never names a lock that is not its token's. Plain and fenced locks do
+// it in their own scripts; every other kind runs its scripts in the modes
+// of internal/recorded (recordedKind). Locker.Holder reads it back from a
+// quorum.
 
 // MaxMetadataLen is the most bytes WithMetadata's fields may take, names
 // and values together: the record travels with every acquire.
@@ -27,14 +30,21 @@ const MaxMetadataLen = 4 << 10
 // metadata field may take its name.
 const recordField = "token"
 
-// WithMetadata makes Lock, TryLock or Do keep md, who holds the lock (a
-// host, a process id, a request id), in a holder record beside the lock
-// on the masters, for as long as the lock holds: Lock.Metadata returns
-// it, Locker.Holder reads it from a quorum, and redlock inspect prints
-// it. The map is copied. Field names must be non-empty and not "token";
-// names and values together take at most MaxMetadataLen bytes. The other
-// lock kinds (Reentrant, RWMutex, Fair, Semaphore, LockMulti) and Resume
-// keep no record, and refuse it with ErrInvalid, as they do a bad md.
+// WithMetadata makes an acquisition keep md, who holds the lock (a host,
+// a process id, a request id), in a holder record beside the lock on the
+// masters, for as long as the lock holds: Lock.Metadata returns it,
+// Locker.Holder reads it from a quorum, and redlock inspect prints it.
+// The map is copied. Field names must be non-empty and not "token"; names
+// and values together take at most MaxMetadataLen bytes; a bad md is
+// refused with ErrInvalid, and nothing is sent.
+//
+// Every exclusive kind keeps one: Lock, TryLock and Do; a Reentrant lock
+// (the record is its owner's: a hold WithMetadata writes it, every hold
+// keeps it as long as the hash, and the last Unlock deletes it); an
+// RWMutex's write lock; a Fair lock; LockMulti (the record is its first
+// key's). A Semaphore keeps one per permit, beside the permit's key. A
+// read hold is shared, keeps none, and refuses WithMetadata (ErrInvalid).
+// Resume replaces the record's fields with md (see Resume).
 func WithMetadata(md map[string]string) Option {
 	return func(c *callConfig) {
 		if err := checkMetadata(md); err != nil {
@@ -81,11 +91,11 @@ func metadataArgs(md map[string]string) []any {
 // last), the acquire writes it, the extend moves its expiry with the lock
 // key's and the release deletes it.
 var (
-	recordedPlain  = recorded(plain, func(key string) []string { return []string{key, layout.Holder(key)} })
-	recordedFenced = recorded(fenced, func(key string) []string { return []string{key, layout.Holder(key), fenceKey(key)} })
+	recordedPlain  = withRecordKey(plain, func(key string) []string { return []string{key, layout.Holder(key)} })
+	recordedFenced = withRecordKey(fenced, func(key string) []string { return []string{key, layout.Holder(key), fenceKey(key)} })
 )
 
-func recorded(v *variant, keys func(string) []string) *variant {
+func withRecordKey(v *variant, keys func(string) []string) *variant {
 	r := *v
 	r.keys, r.oneKey = keys, false
 	r.extend = extendRecordScript
@@ -101,19 +111,41 @@ func withRecord(v *variant, md map[string]string) *variant {
 	return &r
 }
 
-// kindConfig is callConfig for a lock kind that keeps no holder record
-// (what names it): it refuses WithMetadata.
-func (l *Locker) kindConfig(opts []Option, what string) (*callConfig, error) {
-	cc, err := l.callConfig(opts)
-	if err == nil && cc.metadata != nil {
-		return nil, invalid("WithMetadata: %s keeps no holder record; Lock, TryLock and Do do", what)
+// recordedKind is v, a lock kind whose scripts keep no holder record, run
+// as a lock with one (internal/recorded): the record, named record
+// (layout.Holder of the lock's name, or of a semaphore's permit), is its
+// keys' second (the fencing counter stays last), and each of its scripts
+// runs in the mode of a lock with a record. Its acquire writes md's
+// fields to the record; with md nil it keeps the record as it finds it (a
+// reentrant hold without metadata, whose owner's record another hold may
+// have written), and every script syncs it.
+func recordedKind(v *variant, record string, md map[string]string) *variant {
+	r := *v
+	keys := v.keys
+	r.keys = func(key string) []string {
+		return slices.Insert(slices.Clone(keys(key)), 1, record)
 	}
-	return cc, err
+	r.oneKey = false
+	r.acquire = inMode(v.acquire, recorded.Acquire)
+	r.extend = inMode(v.extend, recorded.Sync)
+	r.release = inMode(v.release, recorded.Sync)
+	r.check = inMode(v.check, recorded.Read)
+	if v.giveUp != nil {
+		giveUp := inMode(*v.giveUp, recorded.Sync)
+		r.giveUp = &giveUp
+	}
+	r.record = true
+	r.recordArgs = append(metadataArgs(md), -1)
+	if md != nil {
+		r.recordArgs[len(r.recordArgs)-1] = 2 * len(md)
+	}
+	return &r
 }
 
 // Metadata returns a copy of the fields the lock was acquired with
-// (WithMetadata), as last set by SetMetadata; nil for a lock without a
-// holder record.
+// (WithMetadata), as last set by SetMetadata; nil for a lock acquired
+// without (a reentrant hold without metadata, whose owner's record another
+// hold may keep, and a lock resumed without, included).
 func (lk *Lock) Metadata() map[string]string {
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
@@ -125,9 +157,10 @@ func (lk *Lock) Metadata() map[string]string {
 // key's change channel (ChangeChannel). It succeeds when a quorum did so;
 // otherwise the error matches ErrLockLost (a *QuorumError, Op "metadata")
 // and the masters may hold either record. It neither extends the lock nor
-// changes Until. Only a lock acquired WithMetadata has a record to
-// replace: on any other, and for a bad md, the error matches ErrInvalid
-// and nothing is sent.
+// changes Until. A reentrant hold replaces its owner's record. Only a
+// lock that keeps a record can replace one (acquired WithMetadata, any
+// reentrant hold, a resumed lock): on any other, and for a bad md, the
+// error matches ErrInvalid and nothing is sent.
 func (lk *Lock) SetMetadata(ctx context.Context, md map[string]string) error {
 	l := lk.l
 	if err := l.checkMade(); err != nil {

@@ -2,61 +2,12 @@ package redlock_test
 
 import (
 	"errors"
-	"maps"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/quorumlock/quorumlock/redlock"
-	"github.com/quorumlock/quorumlock/redlock/layout"
 )
-
-// A lock taken WithMetadata keeps its record on every master that holds
-// it, for as long as the lock: Holder reads it from a quorum, Extend and
-// renewal move its expiry, Unlock deletes it; plain and fenced alike.
-func TestMetadataLivesWithTheLock(t *testing.T) {
-	_, nodes := cluster(t, 3)
-	l := newLocker(t, asNodes(nodes), redlock.Config{})
-	md := map[string]string{"host": "web-3", "request": "r-42"}
-	for _, fencing := range []bool{false, true} {
-		key := "md-plain"
-		if fencing {
-			key = "md-fenced"
-		}
-		t.Run(key, func(t *testing.T) {
-			ctx := t.Context()
-			lk, err := l.Lock(ctx, key, 2*time.Second, redlock.WithMetadata(md), redlock.WithFencing(fencing))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := lk.Metadata(); !maps.Equal(got, md) {
-				t.Fatalf("Metadata() = %v, want %v", got, md)
-			}
-			h, err := l.Holder(ctx, key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if h.Token != lk.Token() || !maps.Equal(h.Metadata, md) || h.Masters != 3 || h.TTL <= 0 || h.TTL > 2*time.Second {
-				t.Fatalf("Holder = %+v, want token %s, %v on 3 masters", h, lk.Token(), md)
-			}
-			if err := lk.Extend(ctx, 30*time.Second); err != nil {
-				t.Fatal(err)
-			}
-			for i, ms := range pttls(t, nodes, layout.Holder(key)) {
-				if ms < 10_000 {
-					t.Fatalf("record's TTL after Extend(30s) is %d ms on master %d: not extended with the lock", ms, i)
-				}
-			}
-			if err := lk.Unlock(ctx); err != nil {
-				t.Fatal(err)
-			}
-			awaitValues(t, nodes, layout.Holder(key), "", "", "")
-			if _, err := l.Holder(ctx, key); !errors.Is(err, redlock.ErrNotHeld) {
-				t.Fatalf("Holder after Unlock: %v, want ErrNotHeld", err)
-			}
-		})
-	}
-}
 
 // SetMetadata replaces the record on the quorum and announces it; a lock
 // without a record has none to replace.
@@ -100,7 +51,7 @@ func TestSetMetadata(t *testing.T) {
 	}
 }
 
-// Bad metadata, and metadata on a kind that keeps no record, are refused
+// Bad metadata, on any kind, is refused
 // before anything is sent.
 func TestMetadataRefused(t *testing.T) {
 	_, nodes := cluster(t, 3)
@@ -121,16 +72,16 @@ func TestMetadataRefused(t *testing.T) {
 			_, err := l.Lock(ctx, "k", time.Second, redlock.WithMetadata(big))
 			return err
 		},
-		"reentrant": func() error {
-			_, err := l.Reentrant("k", "o").Lock(ctx, time.Second, redlock.WithMetadata(nil))
+		"bad fields on a reentrant lock": func() error {
+			_, err := l.Reentrant("k", "o").Lock(ctx, time.Second, redlock.WithMetadata(map[string]string{"token": "v"}))
 			return err
 		},
-		"semaphore": func() error {
-			_, err := l.Semaphore("k", 2).Acquire(ctx, time.Second, redlock.WithMetadata(nil))
+		"bad fields on a semaphore": func() error {
+			_, err := l.Semaphore("k", 2).Acquire(ctx, time.Second, redlock.WithMetadata(big))
 			return err
 		},
-		"resume": func() error {
-			_, err := l.Resume(ctx, "k", "tok", time.Second, redlock.WithMetadata(nil))
+		"bad fields on a resume": func() error {
+			_, err := l.Resume(ctx, "k", "tok", time.Second, redlock.WithMetadata(map[string]string{"": "v"}))
 			return err
 		},
 		"holder of a bad key": func() error {

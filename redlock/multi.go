@@ -12,8 +12,11 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/quorumlock/quorumlock/redlock/layout"
 )
 
 // LockMulti acquires every one of keys for ttl, all or none, with one token,
@@ -52,7 +55,7 @@ func (l *Locker) acquireMulti(ctx context.Context, keys []string, ttl time.Durat
 	if err := l.checkMultiKeys(keys); err != nil {
 		return nil, err
 	}
-	cc, err := l.kindConfig(opts, "LockMulti")
+	cc, err := l.callConfig(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +63,15 @@ func (l *Locker) acquireMulti(ctx context.Context, keys []string, ttl time.Durat
 	for i, k := range keys {
 		rkeys[i] = l.prefix + k
 	}
-	return l.acquire(ctx, cc, multi(rkeys), keys[0], ttl, retry)
+	v := multi(rkeys)
+	if cc.metadata != nil {
+		record := layout.Holder(rkeys[0]) // the record is the first key's
+		if slices.Contains(rkeys, record) {
+			return nil, invalid("WithMetadata: key %q is the holder record of the first key, %q", strings.TrimPrefix(record, l.prefix), keys[0])
+		}
+		v = recordedKind(v, record, cc.metadata)
+	}
+	return l.acquire(ctx, cc, v, keys[0], ttl, retry)
 }
 
 // checkMultiKeys refuses, with ErrInvalid, an empty list, an empty key and
@@ -102,8 +113,12 @@ func (lk *Lock) Keys() []string {
 	if !lk.v.explicit {
 		return []string{lk.key}
 	}
-	keys := make([]string, len(lk.keys))
-	for i, k := range lk.keys {
+	held := lk.keys
+	if lk.v.record {
+		held = slices.Delete(slices.Clone(held), 1, 2) // the holder record
+	}
+	keys := make([]string, len(held))
+	for i, k := range held {
 		keys[i] = strings.TrimPrefix(k, lk.l.prefix)
 	}
 	return keys

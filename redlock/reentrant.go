@@ -3,6 +3,8 @@ package redlock
 import (
 	"context"
 	"time"
+
+	"github.com/quorumlock/quorumlock/redlock/layout"
 )
 
 // Reentrant is a lock that one owner may hold several times over: each
@@ -84,9 +86,12 @@ func (r *Reentrant) acquire(ctx context.Context, ttl time.Duration, retry bool, 
 	if r.owner == "" {
 		return nil, invalid("empty owner")
 	}
-	cc, err := r.l.kindConfig(opts, "a Reentrant lock")
+	cc, err := r.l.callConfig(opts)
 	if err != nil {
 		return nil, err
 	}
-	return r.l.acquire(ctx, cc, r.variant(cc), r.key, ttl, retry)
+	// Every hold keeps the owner's holder record in step with the hash
+	// (recordedKind), with metadata or without: another hold of the
+	// owner may have written it.
+	return r.l.acquire(ctx, cc, recordedKind(r.variant(cc), layout.Holder(r.l.prefix+r.key), cc.metadata), r.key, ttl, retry)
 }

@@ -49,16 +49,23 @@ import (
 // locks. An empty token, an empty key or a bad ttl give an error matching
 // ErrInvalid, and nothing is sent.
 //
+// A lock acquired WithMetadata keeps its holder record: Resume moves it
+// with the lock (and the resumed lock's Extends, renewal and Unlock as the
+// giver's would), and WithMetadata here replaces its fields, on every
+// master that resumed it, with the taker's (the record then names them;
+// Lock.Metadata returns them). Without WithMetadata the record keeps the
+// giver's fields, and Lock.Metadata returns nil.
+//
 // opts override the Locker's Config for this call (Option): WithFencing
 // must say how the lock was acquired, and WithToken, WithRetry and
 // WithMaxAttempts do not apply (the token is the one given; there is one
 // attempt).
 func (l *Locker) Resume(ctx context.Context, key, token string, ttl time.Duration, opts ...Option) (lk *Lock, err error) {
-	cc, err := l.kindConfig(opts, "Resume")
+	cc, err := l.callConfig(opts)
 	if err != nil {
 		return nil, err
 	}
-	v := l.variant(cc)
+	v := resumed(cc)
 	attempts := 0
 	if l.observer != nil {
 		start := l.clock.Now()
@@ -80,6 +87,22 @@ func (l *Locker) Resume(ctx context.Context, key, token string, ttl time.Duratio
 	return l.resume(ctx, cc, v, key, keys, token, ttl)
 }
 
+// resumed is the variant of a resumed lock: plain or fenced as cc says,
+// always with the holder record's key, so that a lock acquired
+// WithMetadata keeps its record moving with it and deleted by its Unlock
+// (where the giver's lock had none, there is none to move); with cc's
+// metadata, its fields replace the record.
+func resumed(cc *callConfig) *variant {
+	v := recordedPlain
+	if cc.fencing {
+		v = recordedFenced
+	}
+	if cc.metadata != nil {
+		v = withRecord(v, cc.metadata)
+	}
+	return v
+}
+
 // resume is Resume's one round: the Extend script on every master, deciding
 // at the quorum (Locker.round, as an attempt's). A call whose outcome is
 // unknown counts, like an Extend's, as one that may still land with ttl.
@@ -98,6 +121,7 @@ func (l *Locker) resume(ctx context.Context, cc *callConfig, v *variant, key str
 		resume, counter = resumeFencedScript, keys[len(keys)-1] // also reads the fencing counter
 	}
 	c := l.extendCall(opLock, resume, head, ms)
+	c.prepared = append(c.prepared, v.recordArgs...) // WithMetadata's fields replace the record
 	c.then = func(i int, vote quorum.Vote) {
 		if vote.Err == nil { // it ran on master i: known from now on
 			lk.mu.Lock()

@@ -100,13 +100,18 @@ func (m *RWMutex) Lock(ctx context.Context, ttl time.Duration, opts ...Option) (
 }
 
 func (m *RWMutex) acquire(ctx context.Context, ttl time.Duration, write, retry bool, opts []Option) (*Lock, error) {
-	cc, err := m.l.kindConfig(opts, "an RWMutex")
+	cc, err := m.l.callConfig(opts)
 	if err != nil {
 		return nil, err
 	}
 	v := reader
-	if write {
+	switch {
+	case write && cc.metadata != nil:
+		v = recordedKind(writer(rand.Text(), cc.fencing), layout.Holder(m.l.prefix+m.key), cc.metadata)
+	case write:
 		v = writer(rand.Text(), cc.fencing)
+	case cc.metadata != nil:
+		return nil, invalid("WithMetadata: a read hold is shared and keeps no holder record; the write lock does")
 	}
 	return m.l.acquire(ctx, cc, v, m.key, ttl, retry)
 }

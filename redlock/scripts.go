@@ -2,6 +2,11 @@ package redlock
 
 import (
 	"embed"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/quorumlock/quorumlock/redlock/internal/recorded"
 )
 
 // The script catalogue: every Lua script the lock kinds run, embedded at
@@ -68,9 +73,39 @@ func loadScript(name string) script {
 	if err != nil {
 		panic(err) // embedded at build time: cannot happen
 	}
+	return newScript(name, string(src))
+}
+
+// newScript is the script src named name, with its digest from
+// scriptDigests.
+func newScript(name, src string) script {
 	hash, ok := scriptDigests[name]
 	if !ok {
 		panic("redlock: script " + name + " has no digest: run go generate ./redlock")
 	}
-	return script{name: name, src: string(src), hash: hash, hashArg: hash}
+	return script{name: name, src: src, hash: hash, hashArg: hash}
 }
+
+// recordedScripts are the scripts, each in every mode of a lock with a
+// holder record (internal/recorded), by recorded.Name.
+var recordedScripts = loadRecorded()
+
+func loadRecorded() map[string]script {
+	files, err := fs.Glob(scriptFiles, "scripts/*.lua")
+	if err != nil {
+		panic(err) // a valid pattern: cannot happen
+	}
+	scripts := make(map[string]script, len(files)*len(recorded.Modes))
+	for _, f := range files {
+		name := strings.TrimSuffix(path.Base(f), ".lua")
+		src := loadScript(name).src
+		for _, m := range recorded.Modes {
+			n := recorded.Name(name, m)
+			scripts[n] = newScript(n, recorded.Wrap(src, m))
+		}
+	}
+	return scripts
+}
+
+// inMode is s run in mode m for a lock with a holder record.
+func inMode(s script, m recorded.Mode) script { return recordedScripts[recorded.Name(s.name, m)] }

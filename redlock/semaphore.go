@@ -110,8 +110,9 @@ func (lk *Lock) Permit() int {
 func permitKey(key string, i int) string { return layout.Permit(key, i) }
 
 // permit returns the variant and the keys of permit i: a plain lock on its
-// key, or a fenced one whose counter is the semaphore's.
-func (s *Semaphore) permit(i int, fencing bool) (*variant, []string) {
+// key, or a fenced one whose counter is the semaphore's, as cc says; with
+// cc's metadata, a holder record of its own beside the permit's key.
+func (s *Semaphore) permit(i int, cc *callConfig) (*variant, []string) {
 	keys := []string{permitKey(s.l.prefix+s.key, i)}
 	v := &variant{
 		kind:    KindSemaphore,
@@ -120,11 +121,15 @@ func (s *Semaphore) permit(i int, fencing bool) (*variant, []string) {
 		check:   checkScript,
 		release: releaseScript,
 	}
-	if fencing {
+	if cc.fencing {
 		keys = append(keys, fenceKey(s.l.prefix+s.key))
 		v.acquire, v.fenced = fenceAcquireScript, true
 	}
 	v.keys = func(string) []string { return keys }
+	if cc.metadata != nil {
+		v = recordedKind(v, layout.Holder(keys[0]), cc.metadata)
+		keys = v.keys("")
+	}
 	return v, keys
 }
 
@@ -156,7 +161,7 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, retry bool, 
 	if err := s.check(ctx, ttl); err != nil {
 		return nil, err
 	}
-	cc, err := l.kindConfig(opts, "a Semaphore")
+	cc, err := l.callConfig(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +188,7 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, retry bool, 
 				return true // no more attempts: err says why
 			}
 			token = next
-			v, keys := s.permit((off+j)%s.k, cc.fencing)
+			v, keys := s.permit((off+j)%s.k, cc)
 			if lk, _, err = l.attempt(ctx, v, s.key, keys, token, ttl); err == nil {
 				return true
 			}

@@ -174,8 +174,8 @@ func Defects() []Defect {
 			Description: "a semaphore's pass over its permits runs on from its random start without wrapping " +
 				"around: permits K and above exist, and more than K holders fit",
 			Edits: []Edit{{File: "redlock/semaphore.go",
-				Anchor:  "v, keys := s.permit((off+j)%s.k, cc.fencing)",
-				Replace: "v, keys := s.permit(off+j, cc.fencing)"}},
+				Anchor:  "v, keys := s.permit((off+j)%s.k, cc)",
+				Replace: "v, keys := s.permit(off+j, cc)"}},
 			Scenarios: []string{"safe-semaphore"},
 			Note:      "safe-semaphore's semaphore-full probe: a full semaphore of 2 permits tried 8 times from random permits; at most K holders at once",
 		},

@@ -24,9 +24,13 @@
 //   - tombstones: Tomb(first, id), "<SlotPrefix(first)>:tomb:<id>", left by
 //     a release that did not find the hold id it releases (so that the
 //     acquire, if it is still on its way, is refused), with a TTL;
-//   - the holder record of "redlock run": p+":holder" (Holder), a hash
-//     saying who holds the lock key (its token, host, pid, start time and
-//     note), with the lock's TTL. The library neither writes nor reads it.
+//   - the holder record of a lock acquired WithMetadata (and of every
+//     reentrant lock whose owner gave one): p+":holder" (Holder) for the
+//     lock's first key p (the lock key, a reentrant lock's hash, a read-
+//     write lock's writer key, a semaphore's permit, a multi-key lock's
+//     first key), a hash with the field "token" (the holder's token, a
+//     reentrant lock's owner) and the caller's fields, with the lock's
+//     TTL. "redlock run" keeps its host, pid, start time and note there.
 //
 // And once per master, whatever the lock, with the Locker's key prefix in
 // front (Config.KeyPrefix, "" by default):
@@ -142,10 +146,11 @@ func Probe(prefix string) string { return prefix + "{quorumlock}:probe" }
 // the lock named key was released (wake on release).
 func ReleaseChannel(key string) string { return "quorumlock:released:" + key }
 
-// Holder names the record that the command "redlock run" keeps beside the
-// plain lock key while it holds it: a hash of who holds the lock (the
-// lock's token, the host, the process, since when, a note), with the
-// lock's TTL, in key's hash slot. Its fields are the command's own.
+// Holder names the holder record kept beside the lock key key while its
+// holder holds it (redlock.WithMetadata): a hash of who holds the lock
+// (the field "token" and the holder's own, such as the host, the process,
+// since when, a note: "redlock run"'s), with the lock's TTL, in key's hash
+// slot.
 func Holder(key string) string { return SlotPrefix(key) + HolderSuffix }
 
 // HolderSuffix is what a holder record's name ends with, after the slot

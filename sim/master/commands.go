@@ -1,7 +1,9 @@
 package master
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -27,6 +29,9 @@ var (
 	errNotFloat  = Error("ERR value is not a valid float")
 	errMinMax    = Error("ERR min or max is not a float")
 )
+
+// typeNames are the kinds of value as TYPE names them.
+var typeNames = map[kind]string{kString: "string", kHash: "hash", kZset: "zset"}
 
 func errArity(cmd string) Error {
 	return Error("ERR wrong number of arguments for '" + strings.ToLower(cmd) + "' command")
@@ -243,6 +248,33 @@ func (ks *Keyspace) Do(env *Env, args []string) any {
 			return int64(0)
 		}
 		return int64(len(e.hash))
+	case "HGETALL":
+		if len(a) != 1 {
+			return errArity(cmd)
+		}
+		e, err := ks.typed(a[0], now, kHash)
+		if err != nil {
+			return err
+		}
+		out := []any{}
+		if e != nil {
+			// In field order, for a replay to repeat itself: Redis
+			// answers a small hash in insertion order, which the
+			// scripts never rely on.
+			for _, f := range slices.Sorted(maps.Keys(e.hash)) {
+				out = append(out, []byte(f), []byte(e.hash[f]))
+			}
+		}
+		return out
+	case "TYPE":
+		if len(a) != 1 {
+			return errArity(cmd)
+		}
+		e := ks.get(a[0], now)
+		if e == nil {
+			return Status("none")
+		}
+		return Status(typeNames[e.kind])
 	case "HEXISTS":
 		if len(a) != 2 {
 			return errArity(cmd)

@@ -10,35 +10,73 @@ import (
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
-// checkMetadata: a lock taken WithMetadata is read back, with its record,
-// by Locker.Holder from a quorum, through another Locker (as another
-// process would); the record is gone with the lock.
+// checkMetadata: a lock of every exclusive kind taken WithMetadata is
+// read back, with its record, by Locker.Holder from a quorum, through
+// another Locker (as another process would); SetMetadata replaces it; the
+// record is gone with the lock. A semaphore's permit keeps and replaces
+// its own record.
 func checkMetadata(t *testing.T, newLocker func() *redlock.Locker) {
 	holder, reader := newLocker(), newLocker()
-	k := key(t)
 	md := map[string]string{"host": "web-3", "pid": "4242"}
-	lk, err := holder.Lock(ctx(t), k, kindTTL, redlock.WithMetadata(md), redlock.WithFencing(true))
-	if err != nil {
-		t.Fatalf("Lock WithMetadata: %v", err)
+	fenced := redlock.WithFencing(true)
+	kinds := []struct {
+		name    string
+		acquire func(k string, opt redlock.Option) (*redlock.Lock, error)
+		byName  bool // Holder reads it by the lock's name
+	}{
+		{"lock", func(k string, opt redlock.Option) (*redlock.Lock, error) {
+			return holder.Lock(ctx(t), k, kindTTL, opt, fenced)
+		}, true},
+		{"reentrant", func(k string, opt redlock.Option) (*redlock.Lock, error) {
+			return holder.Reentrant(k, "owner").Lock(ctx(t), kindTTL, opt, fenced)
+		}, true},
+		{"writer", func(k string, opt redlock.Option) (*redlock.Lock, error) {
+			return holder.RWMutex(k).Lock(ctx(t), kindTTL, opt, fenced)
+		}, true},
+		{"fair", func(k string, opt redlock.Option) (*redlock.Lock, error) {
+			return holder.Fair(k).Lock(ctx(t), kindTTL, opt, fenced)
+		}, true},
+		{"multi", func(k string, opt redlock.Option) (*redlock.Lock, error) {
+			return holder.LockMulti(ctx(t), []string{k, k + "-b"}, kindTTL, opt)
+		}, true},
+		{"semaphore", func(k string, opt redlock.Option) (*redlock.Lock, error) {
+			return holder.Semaphore(k, 2).Acquire(ctx(t), kindTTL, opt, fenced)
+		}, false},
 	}
-	h, err := reader.Holder(ctx(t), k)
-	if err != nil {
-		t.Fatalf("Holder: %v", err)
+	for _, kind := range kinds {
+		k := key(t) + "-" + kind.name
+		lk, err := kind.acquire(k, redlock.WithMetadata(md))
+		if err != nil {
+			t.Fatalf("%s WithMetadata: %v", kind.name, err)
+		}
+		if !maps.Equal(lk.Metadata(), md) {
+			t.Fatalf("%s: Metadata() = %v, want %v", kind.name, lk.Metadata(), md)
+		}
+		if kind.byName {
+			h, err := reader.Holder(ctx(t), k)
+			if err != nil {
+				t.Fatalf("%s: Holder: %v", kind.name, err)
+			}
+			if h.Token != lk.Token() || !maps.Equal(h.Metadata, md) || h.Masters < reader.Quorum() {
+				t.Fatalf("%s: Holder = %+v, want token %s with %v on a quorum", kind.name, h, lk.Token(), md)
+			}
+		}
+		if err := lk.SetMetadata(ctx(t), map[string]string{"host": "web-4"}); err != nil {
+			t.Fatalf("%s: SetMetadata: %v", kind.name, err)
+		}
+		if kind.byName {
+			if h, err := reader.Holder(ctx(t), k); err != nil || h.Metadata["host"] != "web-4" || len(h.Metadata) != 1 {
+				t.Fatalf("%s: Holder after SetMetadata = %+v, %v", kind.name, h, err)
+			}
+		}
+		unlock(t, kind.name+" with metadata", lk)
+		if kind.byName {
+			eventually(t, kind.name+": no master holds a holder after Unlock", func() bool {
+				_, err := reader.Holder(ctx(t), k)
+				return errors.Is(err, redlock.ErrNotHeld)
+			})
+		}
 	}
-	if h.Token != lk.Token() || !maps.Equal(h.Metadata, md) || h.Masters < reader.Quorum() {
-		t.Fatalf("Holder = %+v, want token %s with %v on a quorum", h, lk.Token(), md)
-	}
-	if err := lk.SetMetadata(ctx(t), map[string]string{"host": "web-4"}); err != nil {
-		t.Fatalf("SetMetadata: %v", err)
-	}
-	if h, err := reader.Holder(ctx(t), k); err != nil || h.Metadata["host"] != "web-4" || len(h.Metadata) != 1 {
-		t.Fatalf("Holder after SetMetadata = %+v, %v", h, err)
-	}
-	unlock(t, "lock with metadata", lk)
-	eventually(t, "no master holds a holder after Unlock", func() bool {
-		_, err := reader.Holder(ctx(t), k)
-		return errors.Is(err, redlock.ErrNotHeld)
-	})
 }
 
 // checkElection: two candidates in Lockers of their own, and an observer

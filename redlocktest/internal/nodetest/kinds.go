@@ -12,7 +12,8 @@ import (
 )
 
 // RunLockKinds runs the same lock tests for the plain, fenced, reentrant
-// and read-write kinds, holder metadata and leader election against whatever masters nodes reaches (real
+// and read-write kinds, holder metadata (every exclusive kind) and leader
+// election against whatever masters nodes reaches (real
 // redis-server processes, or the in-memory masters of redlocktest/inmem).
 // nodes returns one Node per master; it may return the same Nodes on every
 // call. Each test uses keys of its own.
