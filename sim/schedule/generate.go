@@ -407,6 +407,10 @@ func (g *gen) op(c int, k Kind, ownerSeq *int) Op {
 	case Fair:
 		o.Crash = false
 	}
+	switch k {
+	case Plain, Fenced, Reentrant, Write, Fair, Semaphore, Multi, Renew:
+		o.Record = g.chance(0.4)
+	}
 	if k == Multi {
 		n := 1 + g.r.IntN(min(3, s.Keys[Multi]))
 		perm := g.r.Perm(s.Keys[Multi])[:n]

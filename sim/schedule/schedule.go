@@ -156,6 +156,9 @@ type Op struct {
 	// Exit: a Locker of the operation's own is closed right after its
 	// Unlock, and its process exits (its Nodes send nothing more).
 	Exit bool `json:"exit,omitempty"`
+	// Record: the acquisition keeps a holder record (WithMetadata): an
+	// exclusive kind's, or a semaphore permit's.
+	Record bool `json:"record,omitempty"`
 	// Contend (Read, on the client's private key): while the read hold
 	// is held, the same client waits for the write side (RWMutex.Lock),
 	// holds it briefly and unlocks it: a writer that finds a reader, whose

@@ -76,8 +76,8 @@ func ownID(e world.Exec) string {
 }
 
 // liveIDs returns the ids that live state under key k names on master m
-// at now: a string's value, a hash's fields and values (but a hold's
-// "1"), a sorted set's members that are live (a reader whose expiry, its
+// at now: a string's value, a holder record's token, a hash's fields and
+// values (but a hold's "1"), a sorted set's members that are live (a reader whose expiry, its
 // score, has not passed; a fair waiter whose registration has not
 // expired).
 func (x *execState) liveIDs(m *master.Master, now time.Time, k string) map[string]bool {
@@ -88,6 +88,8 @@ func (x *execState) liveIDs(m *master.Master, now time.Time, k string) map[strin
 	}
 	nowMs := m.Clock.Ms(now)
 	switch {
+	case it.Type == "hash" && strings.HasSuffix(k, layout.HolderSuffix):
+		ids[it.Hash["token"]] = true // a holder record is its holder's state
 	case it.Type == "zset" && strings.HasSuffix(k, ":r"):
 		for _, z := range it.Zset {
 			if int64(z.Score) > nowMs {
@@ -175,9 +177,16 @@ func (x *execState) removedByAnother(e world.Exec) {
 			continue
 		}
 		after := x.liveIDs(m, e.At, k)
+		var lock map[string]bool // a holder record's lock key's ids, after
+		if strings.HasSuffix(k, layout.HolderSuffix) && len(e.Keys) > 1 {
+			lock = x.liveIDs(m, e.At, e.Keys[1])
+		}
 		for id := range before {
 			if mine[id] || after[id] || x.removed[id] {
 				continue
+			}
+			if lock != nil && !lock[id] {
+				continue // a holder record goes with its lock (KEYS[2])
 			}
 			x.removed[id] = true
 			x.r.violate(checker.Violation{Invariant: RemovedByAnother, Key: x.logical(k), Client: e.Client, At: x.r.H.Offset(e.At),

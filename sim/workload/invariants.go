@@ -34,6 +34,7 @@ const (
 	// expiry. Expired state may be cleaned up by anyone; an owner's
 	// command (one whose identity has live state in the same key) may
 	// remove what goes with it (a reentrant hash's owner with its last
-	// hold).
+	// hold); a holder record goes with its lock (any command may remove
+	// the record of a holder that no longer holds the lock after it).
 	RemovedByAnother checker.Invariant = "removed-by-another"
 )

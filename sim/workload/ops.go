@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -133,13 +134,14 @@ func (c *client) simple(ctx context.Context, op schedule.Op) {
 	e := checker.Event{Waits: !op.Try}
 	var acquire func(ctx context.Context) (*redlock.Lock, error)
 	ttl := op.TTL.D()
+	rec := c.record(op)
 	switch op.Kind {
 	case schedule.Plain, schedule.Fenced, schedule.Renew:
 		acquire = func(ctx context.Context) (*redlock.Lock, error) {
 			if op.Try {
-				return l.TryLock(ctx, name, ttl)
+				return l.TryLock(ctx, name, ttl, rec...)
 			}
-			return l.Lock(ctx, name, ttl)
+			return l.Lock(ctx, name, ttl, rec...)
 		}
 		if op.Kind == schedule.Renew {
 			e.Renewed, e.TTL = true, ttl
@@ -157,9 +159,9 @@ func (c *client) simple(ctx context.Context, op schedule.Op) {
 		m := l.RWMutex(name)
 		acquire = func(ctx context.Context) (*redlock.Lock, error) {
 			if op.Try {
-				return m.TryLock(ctx, ttl)
+				return m.TryLock(ctx, ttl, rec...)
 			}
-			return m.Lock(ctx, ttl)
+			return m.Lock(ctx, ttl, rec...)
 		}
 	case schedule.Fair:
 		r.mu.Lock()
@@ -168,18 +170,18 @@ func (c *client) simple(ctx context.Context, op schedule.Op) {
 		f := l.Fair(name)
 		acquire = func(ctx context.Context) (*redlock.Lock, error) {
 			if op.Try {
-				return f.TryLock(ctx, ttl)
+				return f.TryLock(ctx, ttl, rec...)
 			}
-			return f.Lock(ctx, ttl)
+			return f.Lock(ctx, ttl, rec...)
 		}
 	case schedule.Semaphore:
 		e.Shared, e.Permits = true, op.Permits
 		s := l.Semaphore(name, op.Permits)
 		acquire = func(ctx context.Context) (*redlock.Lock, error) {
 			if op.Try {
-				return s.TryAcquire(ctx, ttl)
+				return s.TryAcquire(ctx, ttl, rec...)
 			}
-			return s.Acquire(ctx, ttl)
+			return s.Acquire(ctx, ttl, rec...)
 		}
 	}
 	before := c.snapshot(op, []string{rkey})
@@ -408,9 +410,9 @@ func (c *client) multi(ctx context.Context, op schedule.Op) {
 	var lk *redlock.Lock
 	var err error
 	if op.Try {
-		lk, err = l.TryLockMulti(cctx, names, op.TTL.D())
+		lk, err = l.TryLockMulti(cctx, names, op.TTL.D(), c.record(op)...)
 	} else {
-		lk, err = l.LockMulti(cctx, names, op.TTL.D())
+		lk, err = l.LockMulti(cctx, names, op.TTL.D(), c.record(op)...)
 	}
 	if err != nil {
 		c.attempt(e, names, call, err)
@@ -436,17 +438,17 @@ func (c *client) reentrant(ctx context.Context, op schedule.Op) {
 	rn := l.Reentrant(name, owner)
 	e := checker.Event{Owner: owner, Waits: !op.Try}
 	before := c.snapshot(op, []string{rkey})
-	take := func(ctx context.Context, rn *redlock.Reentrant, try bool, ttl time.Duration) (*redlock.Lock, error) {
+	take := func(ctx context.Context, rn *redlock.Reentrant, try bool, ttl time.Duration, opts ...redlock.Option) (*redlock.Lock, error) {
 		if try {
-			return rn.TryLock(ctx, ttl)
+			return rn.TryLock(ctx, ttl, opts...)
 		}
-		return rn.Lock(ctx, ttl)
+		return rn.Lock(ctx, ttl, opts...)
 	}
 	cctx, cancel, rf, giveUp := c.callCtx(ctx, op)
 	defer cancel()
 	e.GiveUp = giveUp
 	call := time.Now()
-	lk, err := take(cctx, rn, op.Try, op.TTL.D())
+	lk, err := take(cctx, rn, op.Try, op.TTL.D(), c.record(op)...)
 	if err != nil {
 		c.attempt(e, []string{name}, call, err)
 		c.settle(op, before, call, rf)
@@ -648,4 +650,13 @@ func (c *client) handover(op schedule.Op) *redlock.Locker {
 		return c.fenced
 	}
 	return c.plain
+}
+
+// record is the options of op's acquisition: WithMetadata, naming the
+// client and the operation, when op keeps a holder record (op.Record).
+func (c *client) record(op schedule.Op) []redlock.Option {
+	if !op.Record {
+		return nil
+	}
+	return []redlock.Option{redlock.WithMetadata(map[string]string{"client": strconv.Itoa(c.i), "at": op.At.D().String()})}
 }
