@@ -11,6 +11,11 @@ import (
 	"github.com/quorumlock/quorumlock/sim/schedule"
 )
 
+// commandDefaults are the schedules' options of the command's defaults
+// (go run ./sim/cmd/sim, with --strict-leftovers), so that a failing
+// seed's replay command replays it.
+var commandDefaults = schedule.Options{FencedResume: true}
+
 // TestExplore runs schedules of every kind and fault: none may fail. (The
 // command explores far more: go run ./sim/cmd/sim.)
 func TestExplore(t *testing.T) {
@@ -18,7 +23,7 @@ func TestExplore(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		n = 60
 	}
-	sum := sim.Explore{From: 1, Schedules: n, OnFailure: func(r *sim.Result, s *schedule.Schedule) {
+	sum := sim.Explore{From: 1, Schedules: n, Options: commandDefaults, Runs: sim.Options{StrictLeftovers: true}, OnFailure: func(r *sim.Result, s *schedule.Schedule) {
 		t.Errorf("%s\n%s\nreplay: go run ./sim/cmd/sim --seed %d", r.Summary(), r.Details(), s.Seed)
 	}}.Run(t)
 	t.Logf("%d schedules, %d grants, %v simulated in %v", sum.Schedules, sum.Grants, sum.Virtual.Round(time.Second), sum.Wall.Round(time.Millisecond))
@@ -44,7 +49,7 @@ func TestExploreFromTheClock(t *testing.T) {
 		n = 30
 	}
 	t.Logf("schedules %d to %d; the same range again: cd sim && QUORUMLOCK_SIM_FROM=%d go test -run TestExploreFromTheClock .", from, from+uint64(n)-1, from)
-	sum := sim.Explore{From: from, Schedules: n, OnFailure: func(r *sim.Result, s *schedule.Schedule) {
+	sum := sim.Explore{From: from, Schedules: n, Options: commandDefaults, Runs: sim.Options{StrictLeftovers: true}, OnFailure: func(r *sim.Result, s *schedule.Schedule) {
 		t.Errorf("%s\n%s\nreplay: go run ./sim/cmd/sim --seed %d (this range: QUORUMLOCK_SIM_FROM=%d)", r.Summary(), r.Details(), s.Seed, from)
 	}}.Run(t)
 	if sum.Schedules != n {
