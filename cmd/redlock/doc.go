@@ -241,8 +241,10 @@
 // read-write lock's writer, readers by expiry and waiting writer),
 // {KEY}:fair:* (a fair lock's waiters, in the order the master serves them,
 // with what is left of their registrations), {KEY}:permit:<i> (a
-// semaphore's held permits), {KEY}:fence (the fencing counter) and
-// {KEY}:holder (the holder record), with remaining TTLs, and says which
+// semaphore's held permits, each with its holder record
+// {KEY}:permit:<i>:holder), {KEY}:fence (the fencing counter) and
+// {KEY}:holder (the holder record of a lock, a reentrant owner or a
+// writer), with remaining TTLs, and says which
 // holders a quorum agrees on. (A KEY with a hash tag of its own, such as
 // "{orders}:x", is the prefix as it is: "{orders}:x:w".) A semaphore's
 // permits are those --permits K names (0 to K-1) or, without it, those a
@@ -282,8 +284,9 @@
 // and 2-7; lock tokens, hold ids, writer and waiter ids are all made so),
 // a reentrant hash (the field owner and fields h:<hold id> = 1, nothing
 // else), a sorted set of tokens with integer scores, a counter, or a
-// holder record (the field token holding a token, and any other fields up
-// to redlock.MaxMetadataLen bytes of names and values), as the key's place
+// holder record (the field token holding a token, or a reentrant lock's
+// owner, and any other fields up to redlock.MaxMetadataLen bytes of names
+// and values), as the key's place
 // calls for. Anything else under those names (an application's JSON
 // document under KEY, a cached UUID, JWT or URL with a TTL, a user hash, a
 // list, a set, a stream) is "not a lock": inspect names it and what it is, and
@@ -301,7 +304,7 @@
 // semaphore permits whoever holds them, never {KEY}:fence, so fencing
 // tokens keep growing, nor a fair lock's queue, whose registrations expire
 // on their own, nor the restart guard's record. Both delete the holder
-// record with the lock, leave alone what is not a lock (and exit 65), and
+// record with the lock (a permit's with the permit), leave alone what is not a lock (and exit 65), and
 // announce the release to waiting clients. Scripts go as EVAL (their full
 // text), so the command computes no SHA-1 and runs under
 // GODEBUG=fips140=only.

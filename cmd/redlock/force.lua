@@ -7,7 +7,8 @@
 -- counter and the fair queue are never among KEYS, and shape.lua refuses
 -- the restart guard's record and a fencing counter by name.
 -- KEYS: the keys; ARGV[1] the release channel; ARGV[i+1] the role of
--- KEYS[i]. A holder record (role 'holder') goes with the lock, unlisted;
+-- KEYS[i]. A holder record (role 'holder', or a permit's 'permit-holder')
+-- goes with the lock, unlisted;
 -- a hash there that is no holder record is left alone and named.
 -- Returns {deleted, refused}: the names deleted, and name, why pairs of
 -- the keys left alone.
@@ -16,7 +17,7 @@ for i, key in ipairs(KEYS) do
   local role = ARGV[i + 1]
   if redis.call('EXISTS', key) == 1 then
     local why = shape(role, key)
-    if role == 'holder' and not why then
+    if (role == 'holder' or role == 'permit-holder') and not why then
       redis.call('DEL', key)
     elseif why then
       table.insert(refused, key)

@@ -5,10 +5,10 @@ import (
 	"strconv"
 )
 
-// The holder record: a lock taken with redlock.WithMetadata (Lock, TryLock
-// or Do) keeps, beside its plain lock key, a hash (layout.Holder) saying
-// who holds the lock: the field "token", the lock's token, and the
-// caller's fields. The library writes it with the lock where (and only
+// The holder record: a lock taken with redlock.WithMetadata (of any
+// exclusive kind, or a semaphore's permit) keeps, beside its lock key, a
+// hash (layout.Holder) saying who holds the lock: the field "token", the
+// lock's token (a reentrant lock's owner), and the caller's fields. The library writes it with the lock where (and only
 // where) a master grants it, extends it with every renewal, and deletes it
 // with the lock; it never outlives the lock there. redlock run keeps one
 // with the fields below, so that inspect can tell an operator which host

@@ -227,3 +227,75 @@ func TestInspectPrintsAnyMetadata(t *testing.T) {
 		t.Fatal("unlock --force took the fencing counter")
 	}
 }
+
+// Every exclusive kind's record, and each permit's, shows beside its
+// holder: a reentrant lock's under its owner (any string), a writer's, a
+// permit's; none is taken for something that is not a lock, and unlock
+// --token and --force delete each with its hold.
+func TestInspectShowsEveryKindsRecord(t *testing.T) {
+	ctx := context.Background()
+	c := startCluster(t, 3, redisproc.Options{})
+	l := c.locker(t, redlock.Config{})
+	md := map[string]string{"pod": "api-7f9"}
+	re, err := l.Reentrant("re", "billing job 17").Lock(ctx, 30*time.Second, redlock.WithMetadata(md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := l.RWMutex("rw").Lock(ctx, 30*time.Second, redlock.WithMetadata(md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sem := l.Semaphore("sem", 3)
+	p1, err := sem.Acquire(ctx, 30*time.Second, redlock.WithMetadata(md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := sem.Acquire(ctx, 30*time.Second) // no record
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []struct {
+		key, kind, token string
+		permit           int
+	}{{"re", "reentrant", re.Token(), -1}, {"rw", "writer", w.Token(), -1}, {"sem", "permit", p1.Token(), p1.Permit()}} {
+		rep := inspect(t, c, k.key)
+		if rep.NotLock || !rep.Held {
+			t.Fatalf("%s: %+v", k.key, rep)
+		}
+		found := false
+		for _, h := range rep.Holders {
+			if h.Kind != k.kind || h.Token != k.token {
+				if h.Record != nil {
+					t.Errorf("%s: %s %s has a record %+v, want none", k.key, h.Kind, h.Token, h.Record)
+				}
+				continue
+			}
+			found = true
+			if r := h.Record; r == nil || r.Token != k.token || !r.Matches || !maps.Equal(r.Metadata, md) || !h.Quorum {
+				t.Errorf("%s: holder %+v, record %+v; want %v", k.key, h, h.Record, md)
+			}
+			if k.permit >= 0 && (h.Permit == nil || *h.Permit != k.permit) {
+				t.Errorf("%s: permit %v, want %d", k.key, h.Permit, k.permit)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no %s %s among %+v", k.key, k.kind, k.token, rep.Holders)
+		}
+	}
+	if text := redlockRun(t, c.nodes, "inspect", "sem").stdout; !strings.Contains(text, "  metadata: pod=api-7f9\n") {
+		t.Errorf("text:\n%s", text)
+	}
+	permitRecord := layout.Holder(layout.Permit("sem", p1.Permit()))
+	if r := redlockRun(t, c.nodes, "unlock", "sem", "--token", p1.Token()); r.code != 0 || c.exists(t, permitRecord) != 0 {
+		t.Fatalf("unlock --token of a permit: status %d, output %q; or its record is left", r.code, r.stdout)
+	}
+	if r := redlockRun(t, c.nodes, "unlock", "re", "--token", re.Token()); r.code != 0 || c.exists(t, "re")+c.exists(t, layout.Holder("re")) != 0 {
+		t.Fatalf("unlock --token of a reentrant owner: status %d, output %q; or its hash or record is left", r.code, r.stdout)
+	}
+	if r := redlockRun(t, c.nodes, "unlock", "rw", "--force"); r.code != 0 || c.exists(t, layout.RWKeys("rw").Writer)+c.exists(t, layout.Holder("rw")) != 0 {
+		t.Fatalf("unlock --force of a writer: status %d, output %q; or the writer or its record is left", r.code, r.stdout)
+	}
+	if err := p2.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -66,8 +66,9 @@ type holderView struct {
 	Masters []string `json:"masters"`
 	Quorum  bool     `json:"quorum"`
 	// Record is the holder record with this holder's token (redlock run's,
-	// an election's, any lock's taken WithMetadata), from the first of its
-	// masters that has one.
+	// an election's, any lock's taken WithMetadata: a lock's, a reentrant
+	// owner's, a writer's, a permit's), from the first of its masters that
+	// has one.
 	Record *holderRecord `json:"record,omitempty"`
 	// Keys are the KEYs inspected together that this token holds as a lock
 	// (a multi-key lock), when more than one.
@@ -167,31 +168,37 @@ func holders(states []keyState, quorum int) []holderView {
 		permit      int
 	}
 	seen := map[id][]string{}
-	records := map[string]*holderRecord{}
+	records := map[id]*holderRecord{}
 	add := func(kind, token string, permit int, addr string) {
 		k := id{kind, token, permit}
 		seen[k] = append(seen[k], addr)
 	}
+	record := func(kind, token string, permit int, r *holderRecord) {
+		if k := (id{kind, token, permit}); r != nil && r.Matches && records[k] == nil {
+			records[k] = r
+		}
+	}
 	for _, s := range states {
 		if s.Lock != nil {
 			add("lock", s.Lock.Token, -1, s.Addr)
+			record("lock", s.Lock.Token, -1, s.Holder)
 		}
 		if s.Reentrant != nil {
 			for owner := range s.Reentrant.Owners {
 				add("reentrant", owner, -1, s.Addr)
+				record("reentrant", owner, -1, s.Holder)
 			}
 		}
 		if s.Writer != nil {
 			add("writer", s.Writer.Token, -1, s.Addr)
+			record("writer", s.Writer.Token, -1, s.Holder)
 		}
 		for _, r := range s.Readers {
 			add("reader", r.Token, -1, s.Addr)
 		}
 		for _, p := range s.Permits {
 			add("permit", p.Token, p.Permit, s.Addr)
-		}
-		if r := s.Holder; r != nil && r.Matches && records[r.Token] == nil {
-			records[r.Token] = r
+			record("permit", p.Token, p.Permit, p.Record)
 		}
 	}
 	out := []holderView{}
@@ -205,9 +212,7 @@ func holders(states []keyState, quorum int) []holderView {
 		if k.kind == "permit" {
 			h.Permit = &k.permit
 		}
-		if k.kind == "lock" {
-			h.Record = records[k.token]
-		}
+		h.Record = records[k]
 		out = append(out, h)
 	}
 	return out

@@ -68,6 +68,9 @@ func printMaster(e env, s keyState) {
 	if r := s.Holder; r != nil && !r.Matches {
 		line("holder record of token %s: stale (not the lock's token), ignored", r.Token)
 	}
+	for _, r := range s.StalePermitRecords {
+		line("a permit's holder record of token %s: stale (not the permit's token), ignored", r.Token)
+	}
 	if s.Fence != nil {
 		line("fencing counter: %d", *s.Fence)
 	}

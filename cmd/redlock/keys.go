@@ -15,7 +15,8 @@ import (
 // "{key}:r" and "{key}:wq"; a fair lock's queue "{key}:fair:*"; a
 // semaphore's permits "{key}:permit:<i>"; the fencing counter is
 // "{key}:fence"; the holder record of a lock taken WithMetadata (redlock
-// run's, an election's) "{key}:holder".
+// run's, an election's, a reentrant owner's, a writer's) "{key}:holder",
+// and a permit's "{key}:permit:<i>:holder".
 type lockKeys struct {
 	key    string // as the user named it
 	prefix string // --prefix
@@ -49,6 +50,8 @@ const (
 	roleFence   = "fence"   // the fencing counter
 	roleHolder  = "holder"  // a holder record (redlock.WithMetadata)
 	rolePermit  = "permit"  // a semaphore permit's token
+	// rolePermitHolder is a permit's holder record, after its permit.
+	rolePermitHolder = "permit-holder"
 )
 
 // roleKeys are keys and their roles, in the order a script gets them.
@@ -101,7 +104,9 @@ func (k lockKeys) selectFor(use int, permits []int) roleKeys {
 	}
 	r.add(k.holder, roleHolder)
 	for _, i := range permits {
-		r.add(layout.Permit(k.name, i), rolePermit)
+		p := layout.Permit(k.name, i)
+		r.add(p, rolePermit)
+		r.add(layout.Holder(p), rolePermitHolder)
 	}
 	return r
 }

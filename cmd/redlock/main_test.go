@@ -201,7 +201,7 @@ func fileHas(path, s string) func() bool {
 // do sends one command to a master from the test.
 func (c *cluster) do(t *testing.T, i int, cmd string, args ...any) any {
 	t.Helper()
-	n := pool.New(pool.Config{Addr: c.servers[i].Addr()})
+	n := pool.New(pool.Config{Addr: c.servers[i].Addr(), StallTimeout: 5 * time.Second}) // a setup may run long under load
 	defer n.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

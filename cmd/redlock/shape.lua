@@ -19,10 +19,13 @@
 --   'ticket', 'fence'
 --              a counter (a decimal integer); a fencing counter of an
 --              older version may lack a TTL
---   'holder'   a holder record (redlock.WithMetadata; redlock run's and
---              an election's are such): a hash whose field 'token' is a
---              token, with the caller's fields, at most MAX_METADATA
---              bytes of them
+--   'holder', 'permit-holder'
+--              a holder record (redlock.WithMetadata; redlock run's and
+--              an election's are such) of the lock, or of a semaphore
+--              permit: a hash whose field 'token' is a token (or the
+--              owner of the reentrant lock KEYS[1]: every script that
+--              calls shape has the lock key first), with the caller's
+--              fields, at most MAX_METADATA bytes of them
 -- Every other key has a TTL. A token is what the library writes: a
 -- crypto/rand.Text() string, exactly 26 characters of the base32
 -- alphabet A-Z and 2-7 (lock tokens, hold ids, writer and waiter ids are
@@ -85,12 +88,19 @@ local function tokenZset(key)
   end
 end
 
+-- OWNER is the owner of the reentrant lock KEYS[1], the lock key, as the
+-- script found it (before it deleted anything), or false.
+local OWNER = redis.call('TYPE', KEYS[1])['ok'] == 'hash' and redis.call('HGET', KEYS[1], 'owner')
+
 -- holderHash checks a holder record (redlock.WithMetadata): the field
--- 'token' holding a token, and the caller's fields, at most MAX_METADATA
--- bytes of names and values together (scripts.go puts the library's bound,
--- redlock.MaxMetadataLen, in front of this file).
+-- 'token' holding a token (a reentrant lock's record: its owner, which
+-- may be any string, when the lock key is that owner's reentrant hash),
+-- and the caller's fields, at most MAX_METADATA bytes of names and values
+-- together (scripts.go puts the library's bound, redlock.MaxMetadataLen,
+-- in front of this file).
 local function holderHash(key)
-  if redis.call('HLEN', key) > MAX_METADATA + 1 or not tokenlike(redis.call('HGET', key, 'token')) then
+  local token = redis.call('HGET', key, 'token')
+  if redis.call('HLEN', key) > MAX_METADATA + 1 or not (tokenlike(token) or token and token == OWNER) then
     return 'a hash that is not a holder record (no token field of the library\'s format)'
   end
   local size = 0
@@ -123,6 +133,7 @@ local WANT = {
   key = 'string', writer = 'string', waiting = 'string', permit = 'string',
   ticket = 'string', fence = 'string',
   readers = 'zset', queue = 'zset', expiry = 'zset', holder = 'hash',
+  ['permit-holder'] = 'hash',
 }
 
 local function shape(role, key)
@@ -141,7 +152,7 @@ local function shape(role, key)
   if role ~= 'fence' and redis.call('PTTL', key) < 0 then
     return 'a ' .. t .. ' without a TTL (every key a lock writes has one)'
   end
-  if role == 'holder' then
+  if role == 'holder' or role == 'permit-holder' then
     return holderHash(key)
   elseif t == 'hash' then
     return reentrantHash(key)

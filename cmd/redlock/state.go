@@ -35,8 +35,11 @@ type keyState struct {
 	// too large to SCAN without --permits).
 	PermitsNotScanned string `json:"permits_not_scanned,omitempty"`
 	// Holder is the lock's holder record (redlock.WithMetadata): who holds
-	// it.
+	// it (the lock, a reentrant lock's owner, or the writer).
 	Holder *holderRecord `json:"holder,omitempty"`
+	// StalePermitRecords are the permits' holder records that do not
+	// name their permit's token, ignored.
+	StalePermitRecords []*holderRecord `json:"stale_permit_records,omitempty"`
 	// NotLock are the keys under the lock's names that hold something no
 	// lock writes (an application's data: no TTL, another shape); none of
 	// it counts as a holder, and unlock leaves it alone.
@@ -64,6 +67,9 @@ type permitHold struct {
 	Permit int    `json:"permit"`
 	Token  string `json:"token"`
 	TTLMs  int64  `json:"ttl_ms"`
+	// Record is the permit's holder record (Acquire WithMetadata), when
+	// it has one with its token.
+	Record *holderRecord `json:"record,omitempty"`
 }
 
 // waiter is a fair lock's registered waiter; TTLMs is what is left of its
@@ -128,6 +134,7 @@ func parseState(reply any, keys roleKeys, permits []int) (keyState, error) {
 	var queue []string
 	tickets, expiries := map[string]int64{}, map[string]int64{}
 	nextPermit := 0
+	permitHeld := false // the permit last read is held here
 	for i, raw := range list[1:] {
 		e, err := parseEntry(raw)
 		if err != nil {
@@ -139,6 +146,7 @@ func parseState(reply any, keys roleKeys, permits []int) (keyState, error) {
 		}
 		if role == rolePermit {
 			nextPermit++
+			permitHeld = false
 		}
 		switch {
 		case e.why != "":
@@ -179,6 +187,14 @@ func parseState(reply any, keys roleKeys, permits []int) (keyState, error) {
 			}
 		case rolePermit:
 			s.Permits = append(s.Permits, permitHold{Permit: permits[nextPermit-1], Token: e.content[0], TTLMs: e.pttl})
+			permitHeld = true
+		case rolePermitHolder:
+			r := readHolder(e.content, e.pttl)
+			if permitHeld && s.Permits[len(s.Permits)-1].Token == r.Token {
+				r.Matches, s.Permits[len(s.Permits)-1].Record = true, r
+			} else {
+				s.StalePermitRecords = append(s.StalePermitRecords, r)
+			}
 		case roleHolder:
 			s.Holder = readHolder(e.content, e.pttl)
 		}
@@ -189,7 +205,9 @@ func parseState(reply any, keys roleKeys, permits []int) (keyState, error) {
 		}
 	}
 	if s.Holder != nil {
-		s.Holder.Matches = s.Lock != nil && s.Lock.Token == s.Holder.Token
+		t := s.Holder.Token
+		s.Holder.Matches = s.Lock != nil && s.Lock.Token == t || s.Writer != nil && s.Writer.Token == t ||
+			s.Reentrant != nil && s.Reentrant.Owners[t] > 0
 	}
 	return s, nil
 }

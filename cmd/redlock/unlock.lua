@@ -4,7 +4,8 @@
 -- permit), widened to the other holders a token names: a reentrant owner's
 -- holds (all of them: the hash, whose field 'owner' names the owner, goes)
 -- and a reader. What holds the token but has no lock's shape (shape.lua:
--- no TTL, say) is left alone and named. A holder record (role 'holder')
+-- no TTL, say) is left alone and named. A holder record (role 'holder',
+-- or a permit's 'permit-holder')
 -- with the token goes too, unlisted (a hash there with the token that is
 -- no holder record is left alone and named).
 -- KEYS: the keys; ARGV[1] the token (a reentrant lock's owner); ARGV[2]
@@ -28,7 +29,7 @@ for i, key in ipairs(KEYS) do
   local role = ARGV[i + 2]
   local t = redis.call('TYPE', key)['ok']
   local del = function() redis.call('DEL', key) end
-  if role == 'holder' then
+  if role == 'holder' or role == 'permit-holder' then
     if t == 'hash' and redis.call('HGET', key, 'token') == token then
       local why = shape(role, key)
       if why then
