@@ -651,5 +651,36 @@ func Defects() []Defect {
 			Scenarios: []string{"election"},
 			Note:      "election's quiet phase: each crashed leader's Context is watched until 3 TTLs; it must end by the Until its renewals left (context-within-until)",
 		},
+		{
+			Name: "record-outlives-release",
+			Description: "a holder record (WithMetadata) of a reentrant, read-write, fair, multi-key or semaphore lock is not deleted " +
+				"when its lock is gone or another's: a release leaves it on the masters until its TTL",
+			Edits: []Edit{{File: "redlock/internal/recorded/recorded.go",
+				Anchor:  "  else\n    redis.call('DEL', RECORD)\n  end",
+				Replace: "  end"}},
+			Scenarios: []string{"safe-multi", "safe-reentrant"},
+			Note: "the workloads' holds with metadata: after each release, no master to which no release failed may keep " +
+				"a record naming the hold's token (nothing-left, the record's target of workload.cleared)",
+		},
+		{
+			Name:        "record-not-extended",
+			Description: "a holder record of a reentrant, read-write, fair, multi-key or semaphore lock is not given its lock's TTL: it never expires",
+			Edits: []Edit{{File: "redlock/internal/recorded/recorded.go",
+				Anchor:  "      redis.call('PEXPIRE', RECORD, ttl)\n",
+				Replace: ""}},
+			Scenarios: []string{"safe-multi"},
+			Note: "every sample of a hold with metadata reads each master's record beside the lock key in one script " +
+				"(workload.recordAudit): the record must name the lock key's holder and carry its PTTL",
+		},
+		{
+			Name:        "record-extend-left-behind",
+			Description: "an Extend (or Resume) of a plain or fenced lock with a holder record moves the lock key's TTL but not the record's: the record falls short of its lock",
+			Edits: []Edit{{File: "redlock/scripts/extend_record.lua",
+				Anchor:  "  redis.call('PEXPIRE', KEYS[3], ARGV[2])\n",
+				Replace: ""}},
+			Scenarios: []string{"safe-multi"},
+			Note: "safe-multi's Resume kind: the giver's lock is taken with metadata half of the time, and the Resume moves its TTL; " +
+				"the sample after it reads each master's record beside the lock key (workload.recordAudit): the same PTTL",
+		},
 	}
 }

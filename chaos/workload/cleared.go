@@ -74,7 +74,7 @@ func (c *Client) remains(ctx context.Context, name string, t target, what string
 		onItsWay := false // a master holds t while a release to it may be on its way
 		for j, r := range c.env.direct.readTarget(ctx, t) {
 			switch {
-			case !r.known || excused(cs, j, since, t.mode == modeHash):
+			case !r.known || excused(cs, j, since, t.acquiresExcuse()):
 			case r.held:
 				if c.env.heldAt(cs, j, r.at) {
 					onItsWay = true
@@ -97,8 +97,8 @@ func (c *Client) remains(ctx context.Context, name string, t target, what string
 			// A release still on its way may be failing: its report comes
 			// when its bytes arrived, or its connection went, and its call
 			// ended.
-			expired = c.unexcused(ctx, expired, cs, since, t.mode == modeHash)
-			stuck = c.unexcused(ctx, stuck, cs, since, t.mode == modeHash)
+			expired = c.unexcused(ctx, expired, cs, since, t.acquiresExcuse())
+			stuck = c.unexcused(ctx, stuck, cs, since, t.acquiresExcuse())
 		}
 		if done && ctx.Err() == nil {
 			if len(expired) > 0 {

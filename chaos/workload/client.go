@@ -22,6 +22,7 @@ type Client struct {
 	plain  *redlock.Locker
 	env    *Env
 	owners int // reentrant owners this client has been, for fresh owner ids
+	ops    int // acquisitions it passed WithMetadata, for the records' fields
 	// obs observes every Locker of the client (observe.go).
 	obs *observer
 	// nodes and cfg are what the Lockers were made of: a crashable
@@ -100,6 +101,8 @@ type Held struct {
 	// since is when its acquire was called: failures of the client's
 	// calls from then on may excuse what the masters keep of it.
 	since time.Time
+	// record is the holder record it keeps (record.go), nil for none.
+	record *target
 }
 
 // Acquire locks the key named name for ttl, retrying until ctx ends (or

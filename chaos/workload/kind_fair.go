@@ -77,12 +77,18 @@ const (
 // fairHold acquires the fair lock named name by Lock, or TryLock when try
 // is set, through the key's gate (registration.go), and records the call.
 // bg bounds the harness's reads.
-func (c *Client) fairHold(ctx, bg context.Context, name string, try bool, ttl time.Duration) fairResult {
-	return c.fairWith(ctx, bg, c.Locker, name, try, ttl, fairHooks{})
+// opts are the acquire's (WithMetadata: the hold keeps its holder record).
+func (c *Client) fairHold(ctx, bg context.Context, name string, try bool, ttl time.Duration, opts ...redlock.Option) fairResult {
+	r := c.fairWith(ctx, bg, c.Locker, name, try, ttl, fairHooks{}, opts...)
+	if r.h != nil {
+		key := c.env.Key(name)
+		r.h.withRecord(recordOf(key, holderKey(key), r.h.Lock.Token(), false), len(opts) > 0)
+	}
+	return r
 }
 
 // fairWith is fairHold with the Locker l, telling hooks how it goes.
-func (c *Client) fairWith(ctx, bg context.Context, l *redlock.Locker, name string, try bool, ttl time.Duration, hooks fairHooks) fairResult {
+func (c *Client) fairWith(ctx, bg context.Context, l *redlock.Locker, name string, try bool, ttl time.Duration, hooks fairHooks, opts ...redlock.Option) fairResult {
 	f := l.Fair(c.env.Key(name))
 	lock := f.Lock
 	if try {
@@ -92,7 +98,7 @@ func (c *Client) fairWith(ctx, bg context.Context, l *redlock.Locker, name strin
 	if d, ok := ctx.Deadline(); ok && !try {
 		ev.GiveUp = c.env.History.Offset(d)
 	}
-	return c.fairCall(bg, name, ev, func() (*redlock.Lock, error) { return lock(ctx, ttl) }, hooks)
+	return c.fairCall(bg, name, ev, func() (*redlock.Lock, error) { return lock(ctx, ttl, opts...) }, hooks)
 }
 
 // registrationGone checks that the registration of the fair waiter of r
@@ -122,8 +128,9 @@ func (s *step) fair(ctx context.Context) error {
 	if !try && s.chance(pFairGiveUp) {
 		wait = s.between(0, 4*NodeTimeout)
 	}
+	opts := s.metadata()
 	actx, cancel := context.WithTimeout(ctx, wait)
-	r := s.c.fairHold(actx, s.bg, name, try, ttl)
+	r := s.c.fairHold(actx, s.bg, name, try, ttl, opts...)
 	cancel()
 	if r.err != nil {
 		s.c.registrationGone(s.bg, name, r, "a fair waiter that gave up")

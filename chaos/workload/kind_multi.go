@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/chaos/checker"
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // The Multi kind: clients lock random sets of 1 to 3 of multiKeys keys at
@@ -64,15 +65,18 @@ func (s *step) multiNames() []string {
 // at random, and records the call as one acquire per key: all granted at
 // the moment the call returned, or all not.
 func (s *step) lockMulti(ctx context.Context, names []string) ([]*Held, error) {
+	opts := s.metadata()
 	actx, cancel := s.acquireCtx(ctx)
 	defer cancel()
-	return s.c.lockMulti(actx, names, s.chance(pTry), s.cfg.TTL)
+	return s.c.lockMulti(actx, names, s.chance(pTry), s.cfg.TTL, opts...)
 }
 
 // lockMulti locks the keys of names at once for ttl, by LockMulti (or
 // TryLockMulti when try is set), and records the call as one acquire per
-// key: all granted at the moment the call returned, or all not.
-func (c *Client) lockMulti(ctx context.Context, names []string, try bool, ttl time.Duration) ([]*Held, error) {
+// key: all granted at the moment the call returned, or all not. opts are
+// the call's (WithMetadata: the first key's hold keeps the lock's holder
+// record, which lies beside the first key).
+func (c *Client) lockMulti(ctx context.Context, names []string, try bool, ttl time.Duration, opts ...redlock.Option) ([]*Held, error) {
 	e := c.env
 	keys := make([]string, len(names))
 	for i, n := range names {
@@ -84,7 +88,7 @@ func (c *Client) lockMulti(ctx context.Context, names []string, try bool, ttl ti
 	}
 	e.attempts.Add(1)
 	start := time.Now()
-	lk, err := lock(ctx, keys, ttl)
+	lk, err := lock(ctx, keys, ttl, opts...)
 	now := time.Now()
 	if err != nil {
 		for _, n := range names {
@@ -98,6 +102,7 @@ func (c *Client) lockMulti(ctx context.Context, names []string, try bool, ttl ti
 		id := e.History.GrantCall(checker.Event{Key: n, Client: c.ID}, start, now, until)
 		hs[i] = &Held{Lock: lk, ID: id, name: n, target: target{mode: modeString, key: keys[i], member: lk.Token()}, client: c, since: start}
 	}
+	hs[0].withRecord(recordOf(keys[0], holderKey(keys[0]), lk.Token(), false), len(opts) > 0)
 	return hs, nil
 }
 
@@ -123,6 +128,8 @@ func (s *step) releaseMulti(hs []*Held) {
 	}
 	hs[0].Lock.Unlock(ctx)
 	for _, h := range hs {
-		s.c.cleared(s.bg, h.name, h.target, fmt.Sprintf("unlock of multi-key lock %d", h.ID), h.since)
+		what := fmt.Sprintf("unlock of multi-key lock %d", h.ID)
+		s.c.cleared(s.bg, h.name, h.target, what, h.since)
+		s.c.clearedRecord(s.bg, h, what, SettleWithin)
 	}
 }

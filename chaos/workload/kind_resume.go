@@ -29,10 +29,12 @@ const pStale = 0.3
 
 // resume does one cycle of the Resume kind.
 func (s *step) resume(ctx context.Context) error {
-	h, err := s.plainLock(ctx, s.c.plain, s.key(Resume), s.cfg.TTL)
+	opts := s.metadata() // the giver's lock keeps a holder record, which Resume moves
+	h, err := s.plainLock(ctx, s.c.plain, s.key(Resume), s.cfg.TTL, opts...)
 	if err != nil {
 		return harness(err)
 	}
+	h.withRecord(recordOf(h.target.key, holderKey(h.target.key), h.Lock.Token(), false), len(opts) > 0)
 	s.c.env.sample(s.bg, h)
 	time.Sleep(s.between(0, s.cfg.Hold))
 	to := s.c // another client when there is one
@@ -82,15 +84,27 @@ func (s *step) lateGiver(h *Held, handover time.Time, to *Client) {
 		h.Lock.Unlock(ctx)
 	}
 	cancel()
-	s.c.cleared(s.bg, h.name, h.target, fmt.Sprintf("the %s of lock %d by its giver, after the taker released it", what, h.ID), handover, to)
+	what = fmt.Sprintf("the %s of lock %d by its giver, after the taker released it", what, h.ID)
+	s.c.cleared(s.bg, h.name, h.target, what, handover, to)
+	if h.record != nil {
+		s.c.recordGone(s.bg, h.name, *h.record, what, handover, SettleWithin, to)
+	}
 }
 
 // resumeBy makes client to resume h's lock with its token, for the run's
-// TTL, and records the call as an acquire by to.
+// TTL, and records the call as an acquire by to: half of the time
+// WithMetadata, whose fields replace the record's. The resumed lock keeps
+// a holder record when the giver's did, or the Resume wrote one.
 func (s *step) resumeBy(ctx context.Context, to *Client, h *Held) (*Held, error) {
 	key, token := h.target.key, h.Lock.Token()
+	opts := s.metadata()
 	actx, cancel := s.acquireCtx(ctx)
 	defer cancel()
-	return to.record(checker.Event{Key: h.name}, target{mode: modeString, key: key},
-		func() (*redlock.Lock, error) { return to.plain.Resume(actx, key, token, s.cfg.TTL) })
+	got, err := to.record(checker.Event{Key: h.name}, target{mode: modeString, key: key},
+		func() (*redlock.Lock, error) { return to.plain.Resume(actx, key, token, s.cfg.TTL, opts...) })
+	rt := recordOf(key, holderKey(key), token, false)
+	// A Resume WithMetadata of a lock taken without writes the record
+	// only where it ran: a master it did not reach holds the key without.
+	rt.mayLack = h.record == nil
+	return got.withRecord(rt, len(opts) > 0 || h.record != nil), err
 }

@@ -53,14 +53,20 @@ func (s *step) rw(ctx context.Context) error {
 	case try:
 		lock = m.TryLock
 	}
+	var opts []redlock.Option
 	if reader {
 		t = target{mode: modeZset, key: "{" + key + "}:r"}
+	} else {
+		opts = s.metadata() // a writer's holder record, beside its writer key
 	}
 	actx, cancel := s.acquireCtx(ctx)
 	defer cancel()
-	h, err := s.c.record(ev, t, func() (*redlock.Lock, error) { return lock(actx, s.cfg.TTL) })
+	h, err := s.c.record(ev, t, func() (*redlock.Lock, error) { return lock(actx, s.cfg.TTL, opts...) })
 	if err != nil {
 		return harness(err)
+	}
+	if !reader {
+		h.withRecord(recordOf(t.key, holderKey(key), h.Lock.Token(), false), len(opts) > 0)
 	}
 	s.c.env.sample(s.bg, h)
 	switch {

@@ -25,8 +25,9 @@ const pSemExtend = 0.3
 
 // semaphoreHold acquires a permit of the semaphore named name (key on the
 // masters) with k permits, by Acquire, or TryAcquire when try is set, and
-// records the call.
-func (c *Client) semaphoreHold(ctx context.Context, name string, k int, try bool, ttl time.Duration) (*Held, error) {
+// records the call. opts are the acquire's (WithMetadata: the permit
+// keeps a holder record of its own).
+func (c *Client) semaphoreHold(ctx context.Context, name string, k int, try bool, ttl time.Duration, opts ...redlock.Option) (*Held, error) {
 	key := c.env.Key(name)
 	sem := c.Locker.Semaphore(key, k)
 	acquire := sem.Acquire
@@ -34,12 +35,12 @@ func (c *Client) semaphoreHold(ctx context.Context, name string, k int, try bool
 		acquire = sem.TryAcquire
 	}
 	h, err := c.record(checker.Event{Key: name, Shared: true, Permits: k}, target{mode: modeString},
-		func() (*redlock.Lock, error) { return acquire(ctx, ttl) })
+		func() (*redlock.Lock, error) { return acquire(ctx, ttl, opts...) })
 	if err != nil {
 		return nil, err
 	}
 	h.target.key = fmt.Sprintf("{%s}:permit:%d", key, h.Lock.Permit())
-	return h, nil
+	return h.withRecord(recordOf(h.target.key, holderKey(h.target.key), h.Lock.Token(), false), len(opts) > 0), nil
 }
 
 // semaphore takes a permit, holds it long enough (up to a quarter of the
@@ -47,8 +48,9 @@ func (c *Client) semaphoreHold(ctx context.Context, name string, k int, try bool
 // it now and then, samples the masters, and releases it.
 func (s *step) semaphore(ctx context.Context) error {
 	n := s.rng.IntN(s.cfg.Keys)
+	opts := s.metadata()
 	actx, cancel := s.acquireCtx(ctx)
-	h, err := s.c.semaphoreHold(actx, Semaphore.name(n), semaphorePermits(n), s.chance(pTry), s.cfg.TTL)
+	h, err := s.c.semaphoreHold(actx, Semaphore.name(n), semaphorePermits(n), s.chance(pTry), s.cfg.TTL, opts...)
 	cancel()
 	if err != nil {
 		return harness(err)

@@ -148,8 +148,9 @@ func harness(err error) error {
 	return nil
 }
 
-// plainLock acquires name with l, by Lock or TryLock at random.
-func (s *step) plainLock(ctx context.Context, l *redlock.Locker, name string, ttl time.Duration) (*Held, error) {
+// plainLock acquires name with l, by Lock or TryLock at random, with
+// opts.
+func (s *step) plainLock(ctx context.Context, l *redlock.Locker, name string, ttl time.Duration, opts ...redlock.Option) (*Held, error) {
 	key := s.c.env.Key(name)
 	lock := l.Lock
 	if s.chance(pTry) {
@@ -158,7 +159,7 @@ func (s *step) plainLock(ctx context.Context, l *redlock.Locker, name string, tt
 	actx, cancel := s.acquireCtx(ctx)
 	defer cancel()
 	return s.c.record(checker.Event{Key: name}, target{mode: modeString, key: key},
-		func() (*redlock.Lock, error) { return lock(actx, key, ttl) })
+		func() (*redlock.Lock, error) { return lock(actx, key, ttl, opts...) })
 }
 
 // release unlocks h, with an ended context now and then, and checks that
@@ -175,7 +176,9 @@ func (s *step) releaseWithin(h *Held, within time.Duration) {
 	h.releaseWith(ctx)
 	// The holder's failures excuse a master: a resumed lock's holder is
 	// another client than the step's.
-	h.client.clearedWithin(s.bg, h.name, h.target, fmt.Sprintf("unlock of lock %d", h.ID), h.since, within)
+	what := fmt.Sprintf("unlock of lock %d", h.ID)
+	h.client.clearedWithin(s.bg, h.name, h.target, what, h.since, within)
+	h.client.clearedRecord(s.bg, h, what, within)
 }
 
 // work holds the lock for d, noting its Until and sampling the masters
@@ -277,24 +280,30 @@ func (s *step) reentrant(ctx context.Context) error {
 	owner := fmt.Sprintf("c%d.%d", s.c.ID, s.c.owners)
 	r := s.c.Locker.Reentrant(key, owner)
 	t := target{mode: modeHash, key: key, member: owner}
+	// The owner's holder record: every hold keeps it in step with the
+	// hash, once a hold WithMetadata wrote it.
+	rt := recordOf(key, holderKey(key), owner, true)
 	ev := checker.Event{Key: name, Owner: owner}
 	outerTTL := 2 * s.cfg.TTL
 	uncertain := s.c.obs.mark()
 	lock := func(ttl time.Duration) (*Held, error) {
+		opts := s.metadata()
 		actx, cancel := s.acquireCtx(ctx)
 		defer cancel()
 		l := r.Lock
 		if s.chance(pTry) {
 			l = r.TryLock
 		}
-		return s.c.record(ev, t, func() (*redlock.Lock, error) { return l(actx, ttl) })
+		h, err := s.c.record(ev, t, func() (*redlock.Lock, error) { return l(actx, ttl, opts...) })
+		return h.withRecord(rt, len(opts) > 0), err
 	}
 	start := time.Now()
 	outer, err := lock(outerTTL)
 	if err != nil {
 		// A fresh owner's failed first hold: nothing of the owner may
-		// remain once its releases returned.
+		// remain once its releases returned, its record included.
 		s.c.cleared(s.bg, name, t, "failed first hold of a reentrant owner", start)
+		s.c.recordGone(s.bg, name, *rt, "failed first hold of a reentrant owner", start, SettleWithin)
 		return harness(err)
 	}
 	holds := []*Held{outer}

@@ -24,13 +24,24 @@ const (
 	modeHash   = "hash"   // a reentrant hash held by an owner: a field per owner (owner -> count), or the field "owner" (owner and h:<hold id> fields)
 	modeZset   = "zset"   // a sorted set member whose score is its expiry (RW reader)
 	modeAny    = "any"    // the key, whatever it holds (a failed call's private key)
+	// modeRecord (record.go): a holder record whose field "token" is member.
 )
 
 // target is a lock's state on a master: key, and the token (or owner, or
-// reader) that marks it as this lock's.
+// reader) that marks it as this lock's. A holder record's target
+// (modeRecord, record.go) also names the lock key it is kept beside,
+// whether it is a reentrant owner's, and whether a master may hold the
+// lock key without it (mayLack).
 type target struct {
 	mode, key, member string
+	lock              string
+	owner, mayLack    bool
 }
+
+// acquiresExcuse reports whether a failed acquire excuses a master that
+// keeps t, as for a reentrant hold, which is released only where it was
+// granted (see excused): a reentrant hash, or its owner's holder record.
+func (t target) acquiresExcuse() bool { return t.mode == modeHash || t.owner }
 
 // remainingScript returns how many milliseconds the target has left on
 // this master, or -1 when the master does not hold it. A key without a TTL
@@ -47,6 +58,9 @@ if mode == 'string' then
   return -1
 elseif mode == 'hash' then
   if redis.call('HEXISTS', KEYS[1], m) == 1 or redis.call('HGET', KEYS[1], 'owner') == m then return ttl(KEYS[1]) end
+  return -1
+elseif mode == 'record' then
+  if redis.call('HGET', KEYS[1], 'token') == m then return ttl(KEYS[1]) end
   return -1
 elseif mode == 'zset' then
   local s = redis.call('ZSCORE', KEYS[1], m)
@@ -215,6 +229,7 @@ func (e *Env) sample(ctx context.Context, hs ...*Held) {
 		}
 		e.History.Sample(h.ID, sent, until, exp)
 	}
+	e.auditRecord(ctx, hs[0]) // its holder record, if it keeps one (record.go)
 }
 
 // SettleWithin bounds how long a client waits, after a call returned and
