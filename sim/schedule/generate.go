@@ -177,6 +177,9 @@ func (g *gen) config() {
 			g.tmax = g.between(4*time.Second, 7*time.Second).Truncate(ms)
 		}
 	}
+	if (s.Lib.Local || s.Lib.Replicas > 0) && g.chance(0.4) {
+		s.Lib.Undurable = 1 + g.r.IntN(s.Clients-1)
+	}
 	if g.chance(0.3) {
 		s.Lib.NodeTimeout = Duration(g.between(10*ms, 120*ms))
 	}
@@ -444,7 +447,9 @@ func (g *gen) faults() {
 		allow[k] = true
 	}
 	hasReplicas := s.Masters[0].ReplicaLag >= 0
-	if !hasReplicas || (s.Lib.Replicas == 0 && !s.Unsafe) {
+	// A failover is safe only to a replica that acknowledged every grant:
+	// every client must wait for it (Undurable clients do not).
+	if !hasReplicas || ((s.Lib.Replicas == 0 || s.Lib.Undurable > 0) && !s.Unsafe) {
 		delete(allow, Failover)
 		if !hasReplicas {
 			delete(allow, Lag)

@@ -255,7 +255,7 @@ func (c *client) contendWrite(ctx context.Context, op schedule.Op, l *redlock.Lo
 // exits when exit is called (nil when it cannot be made).
 func (c *client) exiting(op schedule.Op) (*redlock.Locker, func()) {
 	nodes, exit := c.r.W.ExitingNodes(c.i)
-	cfg := c.r.config()
+	cfg := c.r.config(c.i)
 	cfg.Observer = c.obs
 	cfg.Fencing = cfg.Fencing || op.Kind == schedule.Fenced
 	cfg.AutoRenew = op.Kind == schedule.Renew

@@ -86,7 +86,7 @@ func New(w *world.World, s *schedule.Schedule, h *checker.History) (*Run, error)
 	for i := range s.Clients {
 		c := &client{r: r, i: i, inFair: map[string]time.Time{}}
 		c.obs = &observer{c: c}
-		cfg := r.config()
+		cfg := r.config(i)
 		cfg.Observer = c.obs
 		var err error
 		if c.base, err = redlock.New(w.Nodes(i), cfg); err != nil {
@@ -127,7 +127,7 @@ func (n noIdentity) Abilities() redlock.Abilities {
 // tell their master's process when the restart guard is on (it needs
 // them): a guard silently absent is a misconfiguration accepted.
 func (r *Run) probeNew() {
-	cfg := r.config()
+	cfg := r.config(0)
 	if cfg.RestartGuard < 0 {
 		return
 	}
@@ -144,15 +144,17 @@ func (r *Run) probeNew() {
 	}
 }
 
-// config is the redlock.Config the schedule gives every client.
-func (r *Run) config() redlock.Config {
+// config is the redlock.Config the schedule gives client c.
+func (r *Run) config(c int) redlock.Config {
 	s := r.S
 	cfg := redlock.Config{
 		NodeTimeout:          s.Lib.NodeTimeout.D(),
 		DisableWakeOnRelease: s.Lib.NoWake,
 		KeyPrefix:            s.Lib.Prefix,
 		Fencing:              s.Lib.Fencing,
-		Durability:           redlock.Durability{Local: s.Lib.Local, Replicas: s.Lib.Replicas},
+	}
+	if c >= s.Lib.Undurable {
+		cfg.Durability = redlock.Durability{Local: s.Lib.Local, Replicas: s.Lib.Replicas}
 	}
 	switch s.Lib.Guard {
 	case "strict":
