@@ -68,15 +68,15 @@ type Lib struct {
 	// Delayed: with the guard off, a master that restarts losing data is
 	// kept down for the longest TTL (the operational rule the guard
 	// replaces).
-	Delayed     bool     `json:"delayed,omitempty"`
-	Strict      Duration `json:"strict,omitempty"`
-	Local       bool     `json:"durable_local,omitempty"`
-	Replicas    int      `json:"durable_replicas,omitempty"`
+	Delayed  bool     `json:"delayed,omitempty"`
+	Strict   Duration `json:"strict,omitempty"`
+	Local    bool     `json:"durable_local,omitempty"`
+	Replicas int      `json:"durable_replicas,omitempty"`
 	// Undurable: the first Undurable clients lock without the
 	// durability the others ask for (Local, Replicas): clients of one
 	// deployment configured apart, whose grants a restart may lose
 	// while the others' it may not.
-	Undurable int `json:"undurable,omitempty"`
+	Undurable   int      `json:"undurable,omitempty"`
 	NodeTimeout Duration `json:"node_timeout,omitempty"` // 0: the default
 	NoWake      bool     `json:"no_wake,omitempty"`
 	// Fencing: the kinds other than Fenced (always fenced) lock with
