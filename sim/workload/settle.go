@@ -36,7 +36,9 @@ import (
 // The call has settled once nothing of the client's is in flight, every
 // fault on its links and masters has ended, and 2.5s passed since the
 // later of the call's return and the last fault's end: time for a failed
-// release's retries (backoff up to 1s) to land. So a release that failed
+// release's retries (backoff up to 1s) to land; with a stall timeout
+// longer than the default second, that much longer (a retry on a
+// connection the fault left dead hangs until it). So a release that failed
 // and was never sent again shows, and so does an acquire that landed
 // after its release.
 
@@ -172,7 +174,10 @@ func (c *client) settle(op schedule.Op, before state, call time.Time, rf *ref) {
 }
 
 // awaitSettled waits until nothing of the client's is in flight, no fault
-// touches it, and 2.5s passed since both from and the last fault's end.
+// touches it, and 2.5s passed since both from and the last fault's end
+// (and what the schedule's stall timeout adds to the default's second:
+// a release sent on a connection that went dead in the fault hangs that
+// long before it is sent again, see stallPast).
 func (c *client) awaitSettled(from time.Time) {
 	r := c.r
 	for {
@@ -182,7 +187,7 @@ func (c *client) awaitSettled(from time.Time) {
 			if quiet.After(wait) {
 				wait = quiet
 			}
-			wait = wait.Add(2500 * time.Millisecond)
+			wait = wait.Add(2500*time.Millisecond + c.r.stallPast())
 			if d := time.Until(wait); d > 0 {
 				time.Sleep(d)
 				continue
@@ -365,4 +370,11 @@ func partIDs(part string) []string {
 		ids = append(ids, m)
 	}
 	return ids
+}
+
+// stallPast is how much longer than the default (1s) the schedule's stall
+// timeout is: a call on a connection that a fault left dead waits that
+// long before it fails and its release is retried on a new one.
+func (r *Run) stallPast() time.Duration {
+	return max(r.S.Net.Stall.D()-time.Second, 0)
 }
