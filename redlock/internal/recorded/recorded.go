@@ -69,8 +69,11 @@ const sync = `local function holder(k)
   return false
 end
 local function sync()
-  local h = holder(KEYS[2])
-  if h and redis.call('HGET', RECORD, 'token') == h then
+  local token = redis.call('HGET', RECORD, 'token')
+  if not token then
+    return -- no record: nothing to follow the lock (a lock without one)
+  end
+  if holder(KEYS[2]) == token then
     local ttl = redis.call('PTTL', KEYS[2])
     if ttl > 0 then
       redis.call('PEXPIRE', RECORD, ttl)
@@ -84,10 +87,12 @@ end
 `
 
 const grant = `if reply and reply ~= 0 then
-  local h = holder(KEYS[2])
-  if h and NFIELDS >= 0 then
-    redis.call('DEL', RECORD)
-    redis.call('HSET', RECORD, 'token', h, unpack(FIELDS))
+  if NFIELDS >= 0 then
+    local h = holder(KEYS[2])
+    if h then
+      redis.call('DEL', RECORD)
+      redis.call('HSET', RECORD, 'token', h, unpack(FIELDS))
+    end
   end
   sync()
 end
