@@ -135,10 +135,11 @@ func recordedKind(v *variant, record string, md map[string]string) *variant {
 		r.giveUp = &giveUp
 	}
 	r.record = true
-	r.recordArgs = append(metadataArgs(md), -1)
+	fields := -1 // no fields: the acquire keeps the record as it finds it
 	if md != nil {
-		r.recordArgs[len(r.recordArgs)-1] = 2 * len(md)
+		fields = 2 * len(md)
 	}
+	r.recordArgs = append(metadataArgs(md), fields)
 	return &r
 }
 
