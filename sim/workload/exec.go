@@ -104,15 +104,39 @@ func (x *execState) liveIDs(m *master.Master, now time.Time, k string) map[strin
 			}
 		}
 	default:
-		for _, p := range describe(it) {
-			for _, id := range partIDs(p) {
-				if id != "1" {
-					ids[id] = true
-				}
-			}
-		}
+		itemIDs(ids, it)
 	}
 	return ids
+}
+
+// itemIDs adds to ids what partIDs reads from describe's lines of it (but
+// a hold's "1"), without making the lines: it runs before and after every
+// command.
+func itemIDs(ids map[string]bool, it master.Item) {
+	k := it.Key
+	if layout.IsTomb(k) || strings.HasSuffix(k, ":fence") || strings.HasSuffix(k, ":fair:ticket") {
+		return // no one's state, as describe says
+	}
+	add := func(id string) {
+		if id != "1" {
+			ids[id] = true
+		}
+	}
+	switch it.Type {
+	case "string":
+		add(it.Str)
+	case "hash":
+		for f, v := range it.Hash {
+			add(v)
+			if id, ok := strings.CutPrefix(f, layout.HoldPrefix); ok {
+				add(id)
+			}
+		}
+	case "zset":
+		for _, z := range it.Zset {
+			add(z.Member)
+		}
+	}
 }
 
 // anyOf reports whether ids holds one of mine.

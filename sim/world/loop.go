@@ -1,9 +1,6 @@
 package world
 
-import (
-	"container/heap"
-	"time"
-)
+import "time"
 
 // The event loop. Everything that happens on the simulated network and
 // masters is an event at a time: a command reaching a master, a reply
@@ -17,34 +14,59 @@ import (
 
 // event is one scheduled happening.
 type event struct {
-	at  time.Time
+	at  int64 // the time, in ns since the Unix epoch
 	seq uint64
 	run func() // runs on the loop's goroutine, without the World's lock
 }
 
+// events is a binary min-heap of events, by time then by scheduling: the
+// loop's hottest structure, so it is typed rather than container/heap's.
 type events []*event
 
-func (h events) Len() int { return len(h) }
-func (h events) Less(i, j int) bool {
-	if !h[i].at.Equal(h[j].at) {
-		return h[i].at.Before(h[j].at)
-	}
-	return h[i].seq < h[j].seq
+func (h events) less(i, j int) bool {
+	return h[i].at < h[j].at || h[i].at == h[j].at && h[i].seq < h[j].seq
 }
-func (h events) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *events) Push(x any)   { *h = append(*h, x.(*event)) }
-func (h *events) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return e
+
+func (h *events) push(e *event) {
+	*h = append(*h, e)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		up := (i - 1) / 2
+		if !q.less(i, up) {
+			break
+		}
+		q[i], q[up] = q[up], q[i]
+		i = up
+	}
+}
+
+func (h *events) pop() *event {
+	q := *h
+	top, n := q[0], len(q)-1
+	q[0], q[n] = q[n], nil
+	q = q[:n]
+	for i := 0; ; {
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < n && q.less(l, least) {
+			least = l
+		}
+		if r < n && q.less(r, least) {
+			least = r
+		}
+		if least == i {
+			break
+		}
+		q[i], q[least] = q[least], q[i]
+		i = least
+	}
+	*h = q
+	return top
 }
 
 // atLocked schedules f at t (not before now). Call with w.mu held.
 func (w *World) atLocked(t time.Time, f func()) {
 	w.seq++
-	heap.Push(&w.events, &event{at: t, seq: w.seq, run: f})
+	w.events.push(&event{at: t.UnixNano(), seq: w.seq, run: f})
 	if len(w.events) == 1 || w.events[0].seq == w.seq {
 		select {
 		case w.wake <- struct{}{}:
@@ -80,7 +102,7 @@ func (w *World) loop() {
 			continue
 		}
 		next := w.events[0]
-		if d := time.Until(next.at); d > 0 {
+		if d := time.Duration(next.at - time.Now().UnixNano()); d > 0 {
 			w.mu.Unlock()
 			timer.Reset(d)
 			select {
@@ -92,7 +114,7 @@ func (w *World) loop() {
 			}
 			continue
 		}
-		heap.Pop(&w.events)
+		w.events.pop()
 		w.mu.Unlock()
 		next.run()
 		w.ran++
