@@ -133,15 +133,7 @@ func Defects() []Defect {
 				Anchor:  "\tcase extending <- struct{}{}:\n\t\tdefer func() { <-extending }()\n",
 				Replace: "\tdefault:\n\t\t_ = extending\n"}},
 			Scenarios: []string{"safe-extend"},
-			// The probe's order rests on timing: the short Extend's
-			// fresh connection must answer within the long one's half
-			// node timeout of held replies. Under CI's load (the
-			// self-test two at a time beside the modules' tests) it
-			// missed once in two CI runs on 2026-11-29 (8274ecc), while
-			// alone it is 4 of 4 (--rate 4): up to three runs, the first
-			// catch ends them.
-			Runs: 3,
-			Note: "safe-extend's extends-in-order probe: a long Extend whose replies come late on Pooled connections, and a short one sent once the masters applied it; run at once, the long one is decided last and leaves Until past the short TTL the masters enforce (until-within-expiry). The generative workload's two Extends at a time catch it too, by chance. Up to 3 runs: under load the probe's timing can miss once",
+			Note:      "safe-extend's extends-in-order probe: a long Extend whose replies are held back at the client until a short one, called once every master had answered the long one, returned (it waits for the long one unmutated); run at once, the long one is decided last by construction and leaves Until past the short TTL the masters enforce (until-within-expiry). The generative workload's two Extends at a time catch it too, by chance",
 		},
 		{
 			Name:        "reentrant-extend-shortens",

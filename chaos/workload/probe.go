@@ -89,9 +89,11 @@ const (
 	// link cut, then reset); once the link healed, the release must be
 	// sent again and run there, long before the TTL (probe_release.go).
 	ReleaseRetried Probe = "release-retried"
-	// ExtendsInOrder: a long Extend whose replies come late, and a short
-	// one sent once the masters applied the long one, at once on one Lock:
-	// Until must not end past the short TTL the masters enforce
+	// ExtendsInOrder: a long Extend whose replies are held back, and a
+	// short one called once the masters applied the long one, on one
+	// Lock; the held replies are let through once the short Extend
+	// returned, or once it sent nothing for a while (it waits for the long
+	// one): Until must not end past the short TTL the masters enforce
 	// (probe_extend.go).
 	ExtendsInOrder Probe = "extends-in-order"
 	// RetriedOwner: a reentrant owner's hold expires while its job
