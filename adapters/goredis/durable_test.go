@@ -34,16 +34,25 @@ func durable(n *goredis.Node, local bool, replicas int) outcome {
 }
 
 // replicaOf starts a replica of the master at addr and waits until it is
-// in sync.
+// in sync, on both sides: the replica's link is up, and the master counts
+// it online. After a diskless sync the master puts the replica online
+// only at its first acknowledgement, which the replica sends up to a
+// second after its link came up; until then WAIT does not count it.
 func replicaOf(t *testing.T, addr string) {
 	t.Helper()
 	host, port, _ := strings.Cut(addr, ":")
 	r := redlocktest.NewMaster(t, "--replicaof", host, port)
 	c := redis.NewClient(&redis.Options{Addr: r.Addr()})
 	defer c.Close()
+	m := redis.NewClient(&redis.Options{Addr: addr})
+	defer m.Close()
 	await(t, "the replica in sync", func() bool {
 		info, _ := c.Info(t.Context(), "replication").Result()
 		return strings.Contains(info, "master_link_status:up")
+	})
+	await(t, "the master counting its replica online", func() bool {
+		info, _ := m.Info(t.Context(), "replication").Result()
+		return strings.Contains(info, "state=online")
 	})
 }
 
