@@ -195,8 +195,16 @@ func (g *gen) config() {
 	s.Net.DelayMin = Duration(g.between(20*time.Microsecond, time.Millisecond))
 	s.Net.DelayMax = s.Net.DelayMin + Duration(g.between(0, min(15*ms, s.nodeTimeout()/5)))
 	s.Net.FIFO = g.chance(0.5)
-	if g.chance(0.3) {
+	if g.chance(0.5) {
+		// The Node's stall timeout, the moment it fails a call whose
+		// reply has not come (the library then knows the call failed,
+		// while its command may still land): half of them a few node
+		// timeouts, so that calls given up on and landing later are
+		// common within a lock's TTL, not only within the longest.
 		s.Net.Stall = Duration(g.between(150*ms, 2*time.Second))
+		if g.chance(0.5) {
+			s.Net.Stall = Duration(g.between(150*ms, 500*ms))
+		}
 	}
 	s.Horizon = Duration(g.o.Horizon)
 	if s.Horizon == 0 {
@@ -220,6 +228,14 @@ func (s *Schedule) nodeTimeout() time.Duration {
 		return s.Lib.NodeTimeout.D()
 	}
 	return 50 * ms
+}
+
+// stall is the Node's stall timeout in s.
+func (s *Schedule) stall() time.Duration {
+	if s.Net.Stall > 0 {
+		return s.Net.Stall.D()
+	}
+	return time.Second
 }
 
 // minTTL is the shortest TTL that can give a lock in s: above the node
@@ -368,7 +384,7 @@ func (g *gen) op(c int, k Kind, ownerSeq *int) Op {
 		}
 	}
 	extends := func() {
-		for n := g.r.IntN(3); n > 0 && g.chance(0.5); n-- {
+		for n := g.r.IntN(4); n > 0 && g.chance(0.6); n-- {
 			e := Extend{After: Duration(g.between(0, o.Hold.D()+1)), TTL: Duration(g.between(max(ttl/4, s.minTTL()), 3*ttl).Truncate(ms))}
 			if g.tmax > 0 && !g.longExtends {
 				e.TTL = min(e.TTL, Duration(g.emax))
@@ -379,6 +395,44 @@ func (g *gen) op(c int, k Kind, ownerSeq *int) Op {
 			o.Extends = append(o.Extends, e)
 		}
 		slices.SortStableFunc(o.Extends, func(a, b Extend) int { return int(a.After - b.After) })
+		grows := len(o.Extends) > 1 && g.chance(0.5)
+		if grows {
+			// A holder whose work grows: each Extend asks for more than
+			// the one before, and goes out before the one before could
+			// run out, or (half of them) before what the lock surely had
+			// runs out, should the one before fail (a short one still in
+			// flight may then land after a longer one).
+			ttls := make([]Duration, len(o.Extends))
+			for i, e := range o.Extends {
+				ttls[i] = e.TTL
+			}
+			slices.Sort(ttls)
+			sure := g.chance(0.5)
+			until := o.TTL.D() // from the grant: what the lock surely has
+			for i := range o.Extends {
+				e := &o.Extends[i]
+				e.TTL = ttls[i]
+				if i > 0 {
+					prev := o.Extends[i-1]
+					e.After = prev.After
+					if !e.Along {
+						w := prev.TTL.D()
+						if sure && until-prev.After.D() > 0 {
+							w = min(w, until-prev.After.D())
+						}
+						e.After += Duration(g.between(w/4, w))
+					}
+				}
+				until = min(until, e.After.D()+e.TTL.D())
+			}
+		}
+		if n := len(o.Extends); n > 0 && (grows || g.chance(0.5)) {
+			// The holder holds on into the time its last Extend asked
+			// for (what it extended for), while Extends that went astray
+			// may still land.
+			last := o.Extends[n-1]
+			o.Hold = max(o.Hold, last.After+Duration(g.between(0, last.TTL.D())))
+		}
 	}
 	switch k {
 	case Plain, Fenced, Read, Write, Multi:
@@ -564,11 +618,14 @@ func (g *gen) faults() {
 		guardFor = max(guardFor, s.Lib.Strict.D()+1500*ms)
 	}
 	count := g.r.IntN(2 + int(s.Horizon.D()/time.Second)*2)
+	extendFaults := g.r.IntN(3) // aimed at Extends, below
 	if s.Theme == "plain" && g.chance(0.2) {
 		count = 0 // fault-free runs are where fair order and starvation are judged
+		extendFaults = 0
 	}
 	if s.Theme == "split" && len(plan) > 0 && g.chance(0.5) {
 		count = g.r.IntN(2) // the planned faults alone, or nearly
+		extendFaults = 0
 	}
 	var losing []FaultKind // split: the faults that make a shared master forget
 	for _, k := range kinds {
@@ -608,7 +665,12 @@ func (g *gen) faults() {
 		case Delay:
 			f.Masters, f.Clients, f.Dir = someMasters(n), someClients(), dir()
 			f.For = Duration(g.between(10*ms, 3*time.Second))
-			f.Delay = Duration([]time.Duration{g.between(ms, 40*ms), g.between(40*ms, 300*ms), g.between(750*ms, 2250*ms)}[g.r.IntN(3)])
+			// Short, past the node timeout, or around the stall timeout
+			// (from 750ms to 2.25s with the default 1s): a call the
+			// Node fails that may still land, or one that lands just
+			// before its stall timeout.
+			stall := s.stall()
+			f.Delay = Duration([]time.Duration{g.between(ms, 40*ms), g.between(40*ms, 300*ms), g.between(stall*3/4, stall*3/4+1500*ms)}[g.r.IntN(3)])
 		case Drop:
 			f.Masters, f.Clients, f.Dir = someMasters(n), someClients(), dir()
 			f.For = Duration(g.between(10*ms, 2*time.Second))
@@ -685,7 +747,56 @@ func (g *gen) faults() {
 		}
 		s.Faults = append(s.Faults, f)
 	}
+	for range extendFaults {
+		if !allow[Delay] {
+			break
+		}
+		// An Extend's calls held up on some of its client's links: a
+		// burst of delay that strikes the calls of that moment and
+		// spares the next ones, past the node timeout (the fan-out goes
+		// on without them) or around the stall timeout (the Node fails
+		// them, and they may still land after the holder's next
+		// Extend).
+		if c, at, ok := g.extendMoment(); ok {
+			k := 1 + g.r.IntN(n)
+			masters := g.r.Perm(n)[:k]
+			slices.Sort(masters)
+			d := g.between(s.nodeTimeout(), 300*ms)
+			if g.chance(0.6) {
+				d = g.between(s.stall()*3/4, s.stall()*3/4+1500*ms)
+			}
+			s.Faults = append(s.Faults, Fault{Kind: Delay, At: Duration(max(at-g.between(0, 20*ms), 0)), Clients: []int{c}, Masters: masters,
+				Dir: []string{"req", "rep", "both"}[g.r.IntN(3)], For: Duration(g.between(100*ms, 100*ms+4*s.nodeTimeout())), Delay: Duration(d)})
+		}
+	}
 	slices.SortStableFunc(s.Faults, func(a, b Fault) int { return int(a.At - b.At) })
+}
+
+// extendMoment draws an Extend of the schedule: its client, and when it
+// is sent as drawn (the client may be late). Mostly one that another
+// Extend of the same hold follows, whose outcome depends on what became
+// of it.
+func (g *gen) extendMoment() (c int, at time.Duration, ok bool) {
+	var all, followed [][2]int64
+	for c, ops := range g.s.Ops {
+		for _, o := range ops {
+			for i, e := range o.Extends {
+				x := [2]int64{int64(c), int64(o.At + e.After)}
+				all = append(all, x)
+				if i+1 < len(o.Extends) && !o.Extends[i+1].Along {
+					followed = append(followed, x)
+				}
+			}
+		}
+	}
+	if len(followed) > 0 && g.chance(0.7) {
+		all = followed
+	}
+	if len(all) == 0 {
+		return 0, 0, false
+	}
+	x := all[g.r.IntN(len(all))]
+	return int(x[0]), time.Duration(x[1]), true
 }
 
 // split draws the masters each client reaches: a quorum each. The quorums
