@@ -96,7 +96,11 @@ func (c *call) complete(reply any, err error) bool {
 	c.completed = true
 	delete(c.l.pending, c)
 	if err != nil && !errors.Is(err, ErrCrashed) {
-		c.l.connRun = "" // the Node drops a connection that failed
+		// The Node drops a connection that failed. What it sent there
+		// may still arrive, and nothing orders it against what the next
+		// connection carries: FIFO starts again.
+		c.l.connRun = ""
+		c.l.lastArrival = [2]time.Time{}
 	}
 	w.mu.Unlock()
 	c.done.Complete(reply, err)
