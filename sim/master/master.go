@@ -212,12 +212,19 @@ func (m *Master) Shutdown(now time.Time) {
 }
 
 // Restart starts a new process (a new run id) at now with what the
-// master kept.
+// master kept. Its replica syncs again from it, as a Redis replica does
+// from a master that came back under a new run id: it then holds what the
+// master kept, not what it had received before the master lost it (a
+// replica that kept both would be one no real failover promotes).
 func (m *Master) Restart(now time.Time) {
 	if m.disk != nil {
 		// The restarted process rewrites what it loaded as its AOF.
 		m.disk = m.ks.Clone()
 		m.unsynced = m.unsynced[:0]
+	}
+	if m.replica != nil {
+		m.replica = m.ks.Clone()
+		m.replLog = m.replLog[:0]
 	}
 	m.start(now)
 }

@@ -63,6 +63,26 @@ func TestFailoverPromotesWhatTheReplicaHad(t *testing.T) {
 	}
 }
 
+// TestReplicaSyncsWithTheRestartedMaster: a master that lost its data in a
+// crash comes back, and its replica syncs from it again: a later failover
+// promotes what the master kept and wrote since, never a write the crash
+// lost beside the writes made after it.
+func TestReplicaSyncsWithTheRestartedMaster(t *testing.T) {
+	m := newMaster(master.Persistence{}, 10*time.Millisecond)
+	set(m, t0, "lost")
+	m.Replicate(t0.Add(time.Second)) // the replica has it
+	m.Crash(t0.Add(time.Second))
+	m.Restart(t0.Add(2 * time.Second))
+	set(m, t0.Add(2*time.Second), "after")
+	now := t0.Add(3 * time.Second)
+	if !m.Failover(now) {
+		t.Fatal("no replica")
+	}
+	if has(m, now, "lost") || !has(m, now, "after") {
+		t.Errorf("after the restart and a failover: lost %v after %v; want only the write made after the restart", has(m, now, "lost"), has(m, now, "after"))
+	}
+}
+
 // TestExpiryByTheMastersClock checks that keys expire by the master's own
 // clock, which a step moves.
 func TestExpiryByTheMastersClock(t *testing.T) {
