@@ -157,6 +157,22 @@ func (s *spy) setTokens() []string {
 	return append([]string(nil), s.tokens...)
 }
 
+// landedEverywhere waits until key exists on every node. A call that
+// returned once a quorum granted may not have sent to the last master yet
+// (on a busy machine), and a spy counts that send when it happens: a test
+// that counts what a later call sends waits for this first.
+func landedEverywhere(t *testing.T, nodes []*pool.Node, key string) {
+	t.Helper()
+	await(t, key+" on every node", func() bool {
+		for _, node := range nodes {
+			if n, _ := node.Do(t.Context(), "EXISTS", key); n != int64(1) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 func spies(nodes []*pool.Node) []*spy {
 	out := make([]*spy, len(nodes))
 	for i, n := range nodes {

@@ -82,6 +82,7 @@ func TestBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	landedEverywhere(t, nodes, "held") // before counting what bad input sends
 	before := totalCalls(sp)
 	var nilCtx context.Context
 	calls := []struct {

@@ -157,6 +157,8 @@ func TestExtend(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Before counting what Extend sends:
+			landedEverywhere(t, nodes, "expired")
 			clk.advance(11 * time.Second) // past Until on the client's clock
 			calls := totalCalls(sp)
 			err = expired.Extend(ctx, 10*time.Second)
