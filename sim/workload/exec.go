@@ -114,7 +114,7 @@ func (x *execState) liveIDs(m *master.Master, now time.Time, k string) map[strin
 // command.
 func itemIDs(ids map[string]bool, it master.Item) {
 	k := it.Key
-	if layout.IsTomb(k) || strings.HasSuffix(k, ":fence") || strings.HasSuffix(k, ":fair:ticket") {
+	if noOnesState(k) {
 		return // no one's state, as describe says
 	}
 	add := func(id string) {
@@ -171,7 +171,7 @@ func (x *execState) beforeExec(e world.Exec) {
 	m := x.r.W.Master(e.Master)
 	x.before = map[string]map[string]bool{}
 	for _, k := range e.Keys {
-		if layout.IsTomb(k) || strings.HasSuffix(k, ":fence") || strings.HasSuffix(k, ":fair:ticket") {
+		if noOnesState(k) {
 			continue
 		}
 		x.before[k] = x.liveIDs(m, e.At, k)

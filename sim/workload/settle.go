@@ -120,11 +120,17 @@ func (r *Run) read(rkeys []string, excuseLate func(m int) bool) state {
 	return st
 }
 
+// noOnesState reports whether key k holds no one's state: a tombstone, a
+// fencing counter or a fair ticket counter.
+func noOnesState(k string) bool {
+	return layout.IsTomb(k) || strings.HasSuffix(k, ":fence") || strings.HasSuffix(k, ":fair:ticket")
+}
+
 // describe lists what an item holds, as comparable parts; the keys left
 // by design are skipped.
 func describe(it master.Item) []string {
 	k := it.Key
-	if layout.IsTomb(k) || strings.HasSuffix(k, ":fence") || strings.HasSuffix(k, ":fair:ticket") {
+	if noOnesState(k) {
 		return nil
 	}
 	switch it.Type {
